@@ -1,0 +1,159 @@
+"""Rigid-body algorithms over one :class:`~.kinematics.Kinematics` pass, in frame C.
+
+Every function here works in the internal form: frame C (world axes, base origin), the base
+velocity as C's right-trivialised twist, joints in the model's internal order, generalized
+vectors ``[base (6); joints (n)]``. :mod:`.computations` maps to and from the user's
+representation and joint order.
+
+The recursions of Featherstone (2008) are written with the ancestor matrix ``A`` of the tree
+(``A[k, i] = 1`` if body k is body i or one of its ancestors), so that a forward recursion
+``v_i = v_parent + S_i qd_i`` is ``V = v_0 + A^T (S qd)`` and a backward one (subtree sums)
+is ``F = A f``: each a single matrix product, O(N^2) flops but few NumPy calls.
+
+- CRBA (ch. 6.2): ``M[i, j] = S_i . (Ic_j S_j)`` for i an ancestor of j.
+- RNEA (ch. 5.3): ``f_i = I_i a_i + v_i x* I_i v_i - f_ext_i``, ``tau_j = S_j . sum_sub(j) f``.
+- Coriolis matrix: the Christoffel-consistent factorisation of Echeandia and Wensing (2021),
+  ``C = sum_i J_i^T (I_i Jdot_i + B_i J_i)``, so ``Mdot = C + C^T``.
+- Forward dynamics: ``M nu_dot = tau - h`` solved with a Cholesky factorisation of the CRBA
+  mass matrix, which in NumPy is faster than the O(n) ABA recursion for humanoid sizes.
+"""
+
+import numpy as np
+
+from .kinematics import motion_cross_matrices, skew_batch
+
+__all__ = ["mass_matrix", "body_velocities", "inverse_dynamics", "gravity_forces",
+           "momentum_matrix", "body_jacobian", "jacobian_dot_columns", "coriolis_matrix",
+           "solve_mass_matrix"]
+
+
+def _dots(a, b):
+    """Row-wise dot products of (k, 6) arrays."""
+    return np.einsum("ij,ij->i", a, b)
+
+
+def mass_matrix(model, kin):
+    """CRBA mass matrix in C, (6+n, 6+n), full and symmetric."""
+    n = model.n
+    out = np.empty((6 + n, 6 + n))
+    out[:6, :6] = kin.composite[0]
+    if n:
+        f = (kin.composite[1:] @ kin.subspaces[:, :, None])[:, :, 0]    # (n, 6) Ic_j S_j
+        g = (kin.subspaces @ f.T) * model.ancestor[1:, 1:]              # upper part, i anc j
+        out[6:, 6:] = g + g.T - np.diag(np.diag(g))
+        out[:6, 6:] = f.T
+        out[6:, :6] = f
+    return out
+
+
+def body_velocities(model, kin, base_vel, qd):
+    """Spatial velocity of every body in C (N, 6), and each joint's S_j qd_j (n, 6)."""
+    sq = kin.subspaces * qd[:, None]
+    vel = np.empty((len(model.parent), 6))
+    vel[:] = base_vel
+    vel[1:] += model.ancestor[1:, 1:].T @ sq
+    return vel, sq
+
+
+def inverse_dynamics(model, kin, base_vel, base_acc, qd, qdd, body_wrenches=None):
+    """RNEA: generalized forces (6+n,) in C, and the body momenta ``I_i v_i`` (N, 6).
+
+    ``base_acc`` is the base's C acceleration *minus gravity* ``[g; 0]`` (the usual trick
+    that accounts for gravity). ``body_wrenches`` (N, 6): external wrenches on each body, about
+    C's origin, world axes; they enter with a minus sign (``tau = M a + h - J^T w``).
+    """
+    vel, sq = body_velocities(model, kin, base_vel, qd)
+    crm = motion_cross_matrices(vel)
+    acc = np.empty_like(vel)
+    acc[:] = base_acc
+    if model.n:
+        acc[1:] += model.ancestor[1:, 1:].T @ (kin.subspaces * qdd[:, None]
+                                               + (crm[1:] @ sq[:, :, None])[:, :, 0])
+    both = kin.inertia @ np.stack([acc, vel], axis=2)                   # (N, 6, 2)
+    momenta = both[:, :, 1]
+    force = both[:, :, 0] - (np.swapaxes(crm, 1, 2) @ both[:, :, 1:])[:, :, 0]   # v x* = -crm^T
+    if body_wrenches is not None:
+        force -= body_wrenches
+    total = model.ancestor @ force
+    return np.concatenate([total[0], _dots(kin.subspaces, total[1:])]), momenta
+
+
+def gravity_forces(model, kin, gravity):
+    """Generalized gravity forces in C (6+n,): ``-[Ic_0 g6; S_j . Ic_j g6]``, g6 = [g; 0]."""
+    wrench = kin.composite[:, :, :3] @ gravity                          # Ic_j [g; 0]
+    return -np.concatenate([wrench[0], _dots(kin.subspaces, wrench[1:])])
+
+
+def momentum_matrix(model, kin):
+    """Total momentum about C's origin per generalized velocity, (6, 6+n): [Ic_0, Ic_j S_j]."""
+    cols = (kin.composite[1:] @ kin.subspaces[:, :, None])[:, :, 0]
+    return np.concatenate([kin.composite[0], cols.T], axis=1)
+
+
+def body_jacobian(model, kin, body):
+    """Jacobian (6, 6+n) of any point rigidly attached to ``body``, C-velocity in C."""
+    jac = np.zeros((6, 6 + model.n))
+    jac[:, :6] = np.eye(6)
+    jac[:, 6:] = (kin.subspaces * model.ancestor[1:, body][:, None]).T
+    return jac
+
+
+def jacobian_dot_columns(model, kin, vel, body):
+    """Time derivative of :func:`body_jacobian` given body velocities ``vel`` (N, 6)."""
+    jdot = np.zeros((6, 6 + model.n))
+    sdot = (motion_cross_matrices(vel[1:]) @ kin.subspaces[:, :, None])[:, :, 0]
+    jdot[:, 6:] = (sdot * model.ancestor[1:, body][:, None]).T
+    return jdot
+
+
+def _coriolis_b(inertia, vel):
+    """Echeandia-Wensing B(I, v) = 1/2 (v x* I + (I v) xbar - I v x), (N, 6, 6)."""
+    crm = motion_cross_matrices(vel)
+    f = (inertia @ vel[:, :, None])[:, :, 0]
+    sk = skew_batch(f.reshape(-1, 2, 3))
+    fbar = np.zeros(inertia.shape)                 # (f xbar) v = v x* f
+    fbar[:, :3, 3:] = -sk[:, 0]
+    fbar[:, 3:, :3] = -sk[:, 0]
+    fbar[:, 3:, 3:] = -sk[:, 1]
+    return 0.5 * (-np.swapaxes(crm, 1, 2) @ inertia + fbar - inertia @ crm)
+
+
+def coriolis_matrix(model, kin, base_vel, qd):
+    """Christoffel-consistent C (6+n, 6+n) in C: ``C nu = h - g`` and ``Mdot = C + C^T``."""
+    n = model.n
+    vel, _ = body_velocities(model, kin, base_vel, qd)
+    b = _coriolis_b(kin.inertia, vel)
+    bc = (model.ancestor @ b.reshape(-1, 36)).reshape(-1, 6, 6)          # subtree sums
+    ic = kin.composite
+    out = np.empty((6 + n, 6 + n))
+    out[:6, :6] = bc[0]
+    if n:
+        s = kin.subspaces
+        sdot = (motion_cross_matrices(vel[1:]) @ s[:, :, None])[:, :, 0]
+        p = np.einsum("nij,nj->ni", ic[1:], sdot) + np.einsum("nij,nj->ni", bc[1:], s)
+        q = np.einsum("nji,nj->ni", bc[1:], s)                       # Bc_j^T S_j
+        f = np.einsum("nij,nj->ni", ic[1:], s)                       # Ic_j S_j
+        anc = model.ancestor[1:, 1:]
+        strict = anc - np.eye(n)
+        out[6:, 6:] = (s @ p.T) * anc + (f @ sdot.T + q @ s.T) * strict.T
+        out[:6, 6:] = p.T
+        out[6:, :6] = q
+    return out
+
+
+def solve_mass_matrix(mass, rhs, joint_names):
+    """Solve ``M x = rhs`` (rhs (6+n,) or (6+n, k)); ValueError naming joints if M is singular.
+
+    A joint whose subtree is massless has ``M_jj = 0`` (no inertia moves with it) and makes M
+    singular; ``joint_names`` names M's joint columns for the message.
+    """
+    diag = np.diag(mass)
+    bad = [joint_names[k] for k in np.flatnonzero(diag[6:] <= 1e-12 * max(1.0, diag.max()))]
+    if bad:
+        raise ValueError(f"the mass matrix is singular: no inertia moves with joint(s) {bad} "
+                         f"(massless subtree); forward dynamics is undefined")
+    try:
+        return np.linalg.solve(mass, rhs)
+    except np.linalg.LinAlgError as exc:
+        raise ValueError("the mass matrix is singular (degenerate inertia of the floating "
+                         "base's subtree)") from exc

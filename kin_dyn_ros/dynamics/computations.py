@@ -1,0 +1,385 @@
+"""``KinDynComputations``: the public facade, with adam's API and iDynTree's conventions.
+
+State arguments, for a model with n joint coordinates:
+
+- ``w_H_b`` (4, 4): pose of the base (root link) frame B in the world frame A.
+- ``s``, ``s_dot``, ``s_ddot``, ``tau`` (n,): joint positions [rad or m], velocities,
+  accelerations and torques [N m or N], ordered as ``joints_name_list``.
+- ``base_vel``, ``base_acc`` (6,): base velocity [m/s; rad/s] and its time derivative, in the
+  active representation (see :mod:`.representations`), [linear; angular].
+- Generalized vectors are (6+n,) ``[base linear, base angular, joints]``; matrices have the same
+  column order. Base generalized forces are in the dual of the active representation.
+- ``external_wrenches``: ``{frame: w}`` with ``w`` (6,) = [force [N]; torque [N m]]. The wrench on
+  frame F contributes ``J_F^T w`` with ``J_F`` in the active representation: in MIXED it is
+  applied at F's origin with world axes; in BODY_FIXED at F's origin with F's axes; in
+  INERTIAL_FIXED at the world origin with world axes (adam's and iDynTree's definition).
+
+Equations of motion: ``M(q) nu_dot + h(q, nu) = [0; tau] + sum_F J_F^T w_F`` with
+``h = C(q, nu) nu + g(q)``.
+"""
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from . import algorithms as alg
+from .kinematics import body_poses, forward_pass
+from .model import build_model
+from .representations import (Representations, base_transform, base_transform_dot,
+                              frame_transform, frame_transform_dot, parse_representation)
+from .spatial import cross3, skew
+
+__all__ = ["KinDynComputations", "TickResult"]
+
+
+@dataclass(frozen=True)
+class TickResult:
+    """Everything the node publishes for one state (see :meth:`KinDynComputations.compute_tick`).
+
+    - ``joint_transforms`` (n, 4, 4): parent_link_H_child_link of each joint of
+      ``joint_names`` (= ``joints_name_list``), what /tf carries; ``base_pose`` (4, 4) w_H_b.
+    - ``world_H_frames`` (F, 4, 4): world pose of every link, ordered as ``frame_names``
+      (computed on first access).
+    - ``com`` (3,) and ``com_velocity`` (3,): world frame [m, m/s].
+    - ``centroidal_momentum`` (6,): [m v_com; angular momentum about the CoM], world axes.
+    - ``gravity_torques`` (n,): joint part of ``gravity_term`` [N m or N].
+    - ``base_acceleration`` (6,) in ``representation`` and ``joint_accelerations`` (n,) from
+      forward dynamics, or None when no torques were given.
+    """
+
+    frame_names: tuple
+    joint_names: tuple
+    joint_transforms: np.ndarray
+    base_pose: np.ndarray
+    com: np.ndarray
+    com_velocity: np.ndarray
+    centroidal_momentum: np.ndarray
+    gravity_torques: np.ndarray
+    base_acceleration: np.ndarray
+    joint_accelerations: np.ndarray
+    representation: Representations
+    _frame_poses: object = field(repr=False, default=None)
+
+    @cached_property
+    def world_H_frames(self):
+        return self._frame_poses()
+
+
+def _array(name, value, shape):
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != shape:
+        raise ValueError(f"expected {name} with shape {shape}, got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    return arr
+
+
+class KinDynComputations:
+    """Kinematics and dynamics of a floating-base tree from a URDF (NumPy, no ROS).
+
+    Parameters
+    ----------
+    urdf : str or os.PathLike
+        URDF file path or XML text.
+    joints_name_list : sequence of str, optional
+        Order of the joint coordinates. Default: every movable joint, depth-first from the
+        root, children in URDF file order. Movable joints left out are held at zero.
+    root_link : str, optional
+        The floating base. Default: the URDF root, even when it is massless (as adam and
+        Pinocchio; iDynTree instead moves a massless root's base to the first massive link).
+    gravity : array_like, shape (3,) or (6,)
+        Gravity acceleration in the world frame [m/s^2]; adam's 6-vector [g; 0] is accepted.
+    """
+
+    def __init__(self, urdf, joints_name_list=None, root_link=None,
+                 gravity=np.array([0.0, 0.0, -9.80665])):
+        self.model = build_model(urdf, joints_name_list, root_link)
+        g = np.asarray(gravity, dtype=float).reshape(-1)
+        if g.shape not in ((3,), (6,)) or not np.isfinite(g).all():
+            raise ValueError(f"expected gravity with shape (3,) or (6,), got {g.shape}")
+        self.gravity = g[:3].copy()
+        self._g6 = np.concatenate([self.gravity, np.zeros(3)])
+        self.rep = Representations.MIXED_REPRESENTATION
+        n = self.model.n
+        self._cols = np.concatenate([np.arange(6), 6 + self.model.internal])
+        self._zero_n = np.zeros(n)
+
+    # -- model information --------------------------------------------------------------
+    @property
+    def joints_name_list(self):
+        return list(self.model.joints_name_list)
+
+    @property
+    def NDoF(self):  # noqa: N802 (adam's name)
+        return self.model.n
+
+    @property
+    def frame_names(self):
+        return self.model.frame_names
+
+    @property
+    def mimic_joints(self):
+        """{mimic joint: (master joint, multiplier, offset)} for mimics whose master is a coordinate."""
+        return dict(self.model.mimic)
+
+    @property
+    def joint_frames(self):
+        """[(joint, parent link, child link)] for ``joints_name_list``: the /tf edges."""
+        frames = self.model.joint_frames
+        return [(name, *frames[k]) for name, k in zip(self.model.joints_name_list,
+                                                      self.model.internal)]
+
+    @property
+    def static_transforms(self):
+        """[(joint, parent link, child link, parent_H_child (4, 4))] of every other URDF joint
+        (fixed joints, and movable ones left out of ``joints_name_list``): the /tf_static edges."""
+        return [(name, p, c, h.copy()) for name, p, c, h in self.model.static_edges]
+
+    def get_total_mass(self):
+        return self.model.total_mass
+
+    def set_frame_velocity_representation(self, representation):
+        """Set the active representation (a :class:`Representations` or its name)."""
+        self.rep = parse_representation(representation)
+
+    def apply_mimic(self, s):
+        """Copy of joint positions ``s`` (n,) with mimic joints set to multiplier * master + offset."""
+        out = np.array(_array("s", s, (self.model.n,)))
+        pos = {nm: i for i, nm in enumerate(self.model.joints_name_list)}
+        for name, (master, mult, offset) in self.model.mimic.items():
+            out[pos[name]] = mult * out[pos[master]] + offset
+        return out
+
+    # -- internal helpers ---------------------------------------------------------------
+    def _frame(self, frame):
+        idx = self.model.frame_index.get(frame)
+        if idx is None:
+            raise ValueError(f"unknown frame '{frame}': not a link of the model")
+        return idx
+
+    def _kin(self, w_H_b, s):
+        w_H_b = _array("w_H_b", w_H_b, (4, 4))
+        q = _array("s", s, (self.model.n,))[self.model.coordinate]
+        return w_H_b, q, forward_pass(self.model, w_H_b, q)
+
+    def _internal(self, name, value):
+        return _array(name, value, (self.model.n,))[self.model.coordinate]
+
+    def _user_vector(self, vec_c, t):
+        """Generalized force in C (internal order) -> active representation, user order."""
+        out = vec_c[self._cols]
+        out[:6] = t.T @ out[:6]
+        return out
+
+    def _c_pose(self, kin, idx):
+        return kin.poses[self.model.frame_body[idx]] @ self.model.body_H_frame[idx]
+
+    def _body_wrenches(self, kin, wrenches):
+        """{frame: w (rep)} -> (N, 6) wrenches per body in C."""
+        out = np.zeros((len(self.model.parent), 6))
+        for frame, w in (wrenches or {}).items():
+            idx = self._frame(frame)
+            w = _array(f"external wrench on '{frame}'", w, (6,))
+            x = frame_transform(self.rep, self._c_pose(kin, idx), kin.base_position)
+            out[self.model.frame_body[idx]] += x.T @ w
+        return out
+
+    # -- kinematics ---------------------------------------------------------------------
+    def forward_kinematics(self, frame, w_H_b, s):
+        """World pose of ``frame`` (4, 4), any link of the URDF."""
+        idx = self._frame(frame)
+        w_H_b = _array("w_H_b", w_H_b, (4, 4))
+        q = _array("s", s, (self.model.n,))[self.model.coordinate]
+        body = self.model.frame_body[idx]
+        pose = body_poses(self.model, w_H_b[:3, :3], q)[0][body] @ self.model.body_H_frame[idx]
+        pose[:3, 3] += w_H_b[:3, 3]
+        return pose
+
+    def jacobian(self, frame, w_H_b, s):
+        """Frame Jacobian (6, 6+n): ``v_F = J nu``, both in the active representation."""
+        w_H_b, _, kin = self._kin(w_H_b, s)
+        jac, _, _ = self._jacobian(kin, w_H_b, self._frame(frame))
+        return jac[:, self._cols]
+
+    def _jacobian(self, kin, w_H_b, idx):
+        x = frame_transform(self.rep, self._c_pose(kin, idx), kin.base_position)
+        t = base_transform(self.rep, w_H_b)
+        jac = x @ alg.body_jacobian(self.model, kin, self.model.frame_body[idx])
+        jac[:, :6] = x @ t
+        return jac, x, t
+
+    def relative_jacobian(self, frame, s):
+        """Joint columns (6, n) of the Jacobian with the base as world (w_H_b = I), as adam."""
+        return self.jacobian(frame, np.eye(4), s)[:, 6:]
+
+    def jacobian_dot(self, frame, w_H_b, s, base_vel, s_dot):
+        """Time derivative of :meth:`jacobian` (6, 6+n) along (base_vel, s_dot)."""
+        w_H_b, _, kin = self._kin(w_H_b, s)
+        base_vel = _array("base_vel", base_vel, (6,))
+        qd = self._internal("s_dot", s_dot)
+        idx = self._frame(frame)
+        body = self.model.frame_body[idx]
+        jac_c = alg.body_jacobian(self.model, kin, body)
+        jac, x, t = self._jacobian(kin, w_H_b, idx)
+        vel, _ = alg.body_velocities(self.model, kin, t @ base_vel, qd)
+        xdot = frame_transform_dot(self.rep, x, x @ vel[body])
+        jdot = xdot @ jac_c + x @ alg.jacobian_dot_columns(self.model, kin, vel, body)
+        jdot[:, :6] = xdot @ t + x @ base_transform_dot(self.rep, t, base_vel)
+        return jdot[:, self._cols]
+
+    def CoM_position(self, w_H_b, s):  # noqa: N802 (adam's name)
+        """Centre of mass in the world frame (3,)."""
+        _, _, kin = self._kin(w_H_b, s)
+        return kin.com + kin.base_position
+
+    def CoM_jacobian(self, w_H_b, s):  # noqa: N802
+        """(3, 6+n): CoM velocity (world frame) from the generalized velocity."""
+        return self.centroidal_momentum_matrix(w_H_b, s)[:3] / self.model.total_mass
+
+    def centroidal_momentum_matrix(self, w_H_b, s):
+        """(6, 6+n): [linear; angular momentum about the CoM], world axes, from nu."""
+        w_H_b, _, kin = self._kin(w_H_b, s)
+        shift = np.eye(6)
+        shift[3:, :3] = -skew(kin.com)
+        cmm = shift @ alg.momentum_matrix(self.model, kin)
+        cmm[:, :6] = cmm[:, :6] @ base_transform(self.rep, w_H_b)
+        return cmm[:, self._cols]
+
+    # -- dynamics -----------------------------------------------------------------------
+    def _mass_rep(self, kin, t):
+        m = alg.mass_matrix(self.model, kin)[np.ix_(self._cols, self._cols)]
+        m[:6] = t.T @ m[:6]
+        m[:, :6] = m[:, :6] @ t
+        return m
+
+    def mass_matrix(self, w_H_b, s):
+        """Mass matrix M (6+n, 6+n) in the active representation, full and symmetric."""
+        w_H_b, _, kin = self._kin(w_H_b, s)
+        return self._mass_rep(kin, base_transform(self.rep, w_H_b))
+
+    def inverse_mass_matrix(self, w_H_b, s):
+        """M^-1 (6+n, 6+n); ValueError naming the joints when M is singular."""
+        m = self.mass_matrix(w_H_b, s)
+        return alg.solve_mass_matrix(m, np.eye(len(m)), self.model.joints_name_list)
+
+    def _rnea(self, w_H_b, s, base_vel, s_dot, base_acc, s_ddot, wrenches, gravity):
+        w_H_b, _, kin = self._kin(w_H_b, s)
+        base_vel = _array("base_vel", base_vel, (6,))
+        base_acc = _array("base_acc", base_acc, (6,))
+        qd, qdd = self._internal("s_dot", s_dot), self._internal("s_ddot", s_ddot)
+        t = base_transform(self.rep, w_H_b)
+        a0 = t @ base_acc + base_transform_dot(self.rep, t, base_vel) @ base_vel - gravity
+        body_w = self._body_wrenches(kin, wrenches) if wrenches else None
+        tau, _ = alg.inverse_dynamics(self.model, kin, t @ base_vel, a0, qd, qdd, body_w)
+        return self._user_vector(tau, t)
+
+    def rnea(self, w_H_b, s, base_vel, s_dot, base_acc, s_ddot, external_wrenches=None):
+        """Inverse dynamics (6+n,): ``M nu_dot + h - sum_F J_F^T w_F``."""
+        return self._rnea(w_H_b, s, base_vel, s_dot, base_acc, s_ddot, external_wrenches,
+                          self._g6)
+
+    def bias_force(self, w_H_b, s, base_vel, s_dot):
+        """h = C(q, nu) nu + g(q), (6+n,)."""
+        return self._rnea(w_H_b, s, base_vel, s_dot, np.zeros(6), self._zero_n, None, self._g6)
+
+    def coriolis_term(self, w_H_b, s, base_vel, s_dot):
+        """C(q, nu) nu, (6+n,): the bias force without gravity."""
+        return self._rnea(w_H_b, s, base_vel, s_dot, np.zeros(6), self._zero_n, None,
+                          np.zeros(6))
+
+    def gravity_term(self, w_H_b, s):
+        """g(q), (6+n,): generalized gravity forces."""
+        w_H_b, _, kin = self._kin(w_H_b, s)
+        return self._user_vector(alg.gravity_forces(self.model, kin, self.gravity),
+                                 base_transform(self.rep, w_H_b))
+
+    def coriolis_matrix(self, w_H_b, s, base_vel, s_dot):
+        """Christoffel-consistent C (6+n, 6+n): ``C nu = coriolis_term``, ``Mdot = C + C^T``."""
+        w_H_b, _, kin = self._kin(w_H_b, s)
+        base_vel = _array("base_vel", base_vel, (6,))
+        qd = self._internal("s_dot", s_dot)
+        t = base_transform(self.rep, w_H_b)
+        c = alg.coriolis_matrix(self.model, kin, t @ base_vel, qd)[np.ix_(self._cols, self._cols)]
+        m = alg.mass_matrix(self.model, kin)[np.ix_(self._cols, self._cols)]
+        tdot = base_transform_dot(self.rep, t, base_vel)
+        c[:, :6] = c[:, :6] @ t + m[:, :6] @ tdot
+        c[:6] = t.T @ c[:6]
+        return c
+
+    def aba(self, w_H_b, s, base_vel, s_dot, tau, external_wrenches=None):
+        """Forward dynamics (6+n,): base acceleration (active representation), then joints.
+
+        Solves ``M nu_dot = [0; tau] - h + sum_F J_F^T w_F``. Raises ValueError naming the
+        joints when M is singular (a massless subtree on a moving joint).
+        """
+        w_H_b, _, kin = self._kin(w_H_b, s)
+        base_vel = _array("base_vel", base_vel, (6,))
+        qd, tau = self._internal("s_dot", s_dot), self._internal("tau", tau)
+        wrenches = self._body_wrenches(kin, external_wrenches) if external_wrenches else None
+        return self._forward_dynamics(kin, w_H_b, base_vel, qd, tau, wrenches)[0]
+
+    def _forward_dynamics(self, kin, w_H_b, base_vel, qd, tau, body_wrenches):
+        t = base_transform(self.rep, w_H_b)
+        h, momenta = alg.inverse_dynamics(self.model, kin, t @ base_vel, -self._g6, qd,
+                                          self._zero_n, body_wrenches)
+        rhs = -h
+        rhs[6:] += tau
+        nu_dot = alg.solve_mass_matrix(alg.mass_matrix(self.model, kin), rhs,
+                                       self.model.joint_names)
+        nu_dot[:6] = np.linalg.solve(t, nu_dot[:6]
+                                     - base_transform_dot(self.rep, t, base_vel) @ base_vel)
+        return nu_dot[self._cols], momenta
+
+    # -- the node's per-tick call -------------------------------------------------------
+    def compute_tick(self, w_H_b, s, base_vel, s_dot, tau=None, frame_wrenches=None):
+        """Everything the node publishes for one state, from one kinematics pass.
+
+        ``frame_wrenches``: ``{link: (expressed_frame, w)}``, wrench w (6,) [force; torque]
+        acting on ``link``'s body, expressed in ``expressed_frame``'s axes about its origin
+        (what a force/torque sensor reports). ``tau`` (n,) measured joint torques; without it
+        no forward dynamics is computed. Returns a :class:`TickResult`.
+        """
+        w_H_b, _, kin = self._kin(w_H_b, s)
+        base_vel = _array("base_vel", base_vel, (6,))
+        qd = self._internal("s_dot", s_dot)
+        model = self.model
+        gravity = alg.gravity_forces(model, kin, self.gravity)[6:][model.internal]
+        base_acc = joint_acc = None
+        if tau is not None:
+            tau = self._internal("tau", tau)
+            wrenches = self._frame_wrenches(kin, frame_wrenches)
+            nu_dot, momenta = self._forward_dynamics(kin, w_H_b, base_vel, qd, tau, wrenches)
+            base_acc, joint_acc = nu_dot[:6], nu_dot[6:]
+        else:
+            vel, _ = alg.body_velocities(model, kin, base_transform(self.rep, w_H_b) @ base_vel,
+                                         qd)
+            momenta = (kin.inertia @ vel[:, :, None])[:, :, 0]
+        total = momenta.sum(axis=0)
+        com = kin.com
+        momentum = np.concatenate([total[:3], total[3:] - np.cross(com, total[:3])])
+        return TickResult(model.frame_names, model.joints_name_list,
+                          (model.link_H_joint @ kin.local)[model.internal], w_H_b,
+                          com + kin.base_position, total[:3] / model.total_mass, momentum,
+                          gravity, base_acc, joint_acc, self.rep,
+                          lambda: self._world_frames(kin))
+
+    def _world_frames(self, kin):
+        poses = kin.poses[self.model.frame_body] @ self.model.body_H_frame
+        poses[:, :3, 3] += kin.base_position
+        return poses
+
+    def _frame_wrenches(self, kin, frame_wrenches):
+        """{link: (expressed_frame, w)} -> (N, 6) wrenches per body, about C's origin."""
+        if not frame_wrenches:
+            return None
+        links = [self._frame(link) for link in frame_wrenches]
+        expressed = [self._frame(e) for e, _ in frame_wrenches.values()]
+        w = np.array([_array(f"wrench on '{link}'", v, (6,))
+                      for link, (_, v) in frame_wrenches.items()])
+        pose = kin.poses[self.model.frame_body[expressed]] @ self.model.body_H_frame[expressed]
+        force = (pose[:, :3, :3] @ w[:, :3, None])[:, :, 0]
+        torque = (pose[:, :3, :3] @ w[:, 3:, None])[:, :, 0] + cross3(pose[:, :3, 3], force)
+        out = np.zeros((len(self.model.parent), 6))
+        np.add.at(out, self.model.frame_body[links], np.concatenate([force, torque], axis=1))
+        return out

@@ -1,0 +1,152 @@
+"""One forward kinematics pass: body poses, motion subspaces and spatial inertias, vectorised.
+
+All quantities are expressed in the frame ``C``: world axes, origin at the base origin (the
+inertial frame that coincides with the base position at this instant). Using ``C`` instead of
+the world origin keeps the numbers well conditioned when the robot is far from the origin;
+spatial velocities in ``C`` are right-trivialised (inertial-fixed) velocities of that fixed
+frame, and at this instant the base's one equals its MIXED velocity.
+
+Poses are composed by pointer jumping over the ancestor tables of the model: O(log depth)
+batched matrix products instead of one Python step per body. Each joint's local transform
+``X0 exp(S q)`` is a fixed linear combination of five constant (3, 4) matrices with the
+coefficients ``[1, sin q, 1 - cos q, q, q - sin q]`` (see :func:`joint_basis`).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .spatial import cross3, skew
+
+__all__ = ["Kinematics", "forward_pass", "body_poses", "joint_basis", "skew_batch",
+           "motion_cross_matrices", "spatial_inertia"]
+
+# skew(p) = (p @ _SKEW).reshape(3, 3): one matrix product for a batch of vectors
+_SKEW = np.zeros((3, 9))
+_SKEW[2, 1], _SKEW[1, 2], _SKEW[2, 3] = -1.0, 1.0, 1.0     # (0,1)=-p2 (0,2)=p1 (1,0)=p2
+_SKEW[0, 5], _SKEW[1, 6], _SKEW[0, 7] = -1.0, -1.0, 1.0    # (1,2)=-p0 (2,0)=-p1 (2,1)=p0
+
+
+def skew_batch(p):
+    """Skew matrices of a batch of vectors, (..., 3) -> (..., 3, 3), in one product."""
+    return (p @ _SKEW).reshape(p.shape[:-1] + (3, 3))
+
+
+@dataclass
+class Kinematics:
+    """Result of :func:`forward_pass` for one configuration (frame C, see module docstring).
+
+    ``base_position`` (3,) world; ``poses`` (N, 4, 4) C_H_body; ``local`` (n, 4, 4)
+    parent_body_H_body of each joint; ``subspaces`` (n, 6) joint
+    screws in C; ``inertia`` (N, 6, 6) body spatial inertias in C; ``composite`` (N, 6, 6)
+    the same summed over each body's subtree (CRBA composite inertias).
+    """
+
+    base_position: np.ndarray
+    poses: np.ndarray
+    local: np.ndarray
+    subspaces: np.ndarray
+    inertia: np.ndarray
+    composite: np.ndarray
+    mass: float
+
+    @property
+    def com(self):
+        """Centre of mass in C (3,), from the base's composite inertia."""
+        ic = self.composite[0]
+        return np.array([ic[5, 1], ic[3, 2], ic[4, 0]]) / self.mass   # h^ block = [3:, :3]
+
+
+def joint_basis(x0, screw, revolute):
+    """(n, 5, 12) basis with ``X0 exp(S q)[:3] = sum_k c_k B_k``, c = [1, sin, vers, q, q - sin].
+
+    For a unit rotation axis w and S = [v; w]: ``exp(S q) = [R, p]`` with
+    ``R = I + sin K + vers K^2`` and ``p = q v + vers (w x v) + (q - sin) (w x (w x v))``
+    (K = w^, vers = 1 - cos q). For a prismatic joint w = 0 and only ``p = q v`` remains.
+    """
+    n = len(screw)
+    v, w = screw[:, :3], screw[:, 3:]
+    k = skew_batch(w)
+    wv = cross3(w, v)
+    parts = np.zeros((n, 5, 4, 4))
+    parts[:, 0] = np.eye(4)
+    parts[:, 1, :3, :3] = k
+    parts[:, 2, :3, :3] = k @ k
+    parts[:, 2, :3, 3] = wv
+    parts[:, 3, :3, 3] = v
+    parts[:, 4, :3, 3] = cross3(w, wv)
+    parts[~revolute, 1:3] = 0.0
+    return (x0[:, None] @ parts)[:, :, :3, :].reshape(n, 5, 12)
+
+
+def body_poses(model, w_R_b, q):
+    """C_H_body for every body (N, 4, 4), and parent_body_H_body per joint (n, 4, 4).
+
+    ``q`` (n,) in internal joint order; ``w_R_b`` (3, 3) base orientation."""
+    n_bodies = len(model.parent)
+    h = np.zeros((n_bodies + 1, 4, 4))
+    h[:, 3, 3] = 1.0
+    h[-1, :3, :3] = np.eye(3)
+    h[0, :3, :3] = w_R_b
+    if n_bodies > 1:
+        sin = np.sin(q) * model.revolute
+        coef = np.stack([np.ones_like(q), sin, (1.0 - np.cos(q)) * model.revolute, q, q - sin],
+                        axis=1)
+        h[1:-1, :3, :] = (coef[:, None, :] @ model.basis).reshape(-1, 3, 4)
+    local = h[1:-1]
+    for anc in model.jumps:
+        h = h[anc] @ h
+    return h[:-1], local
+
+
+def forward_pass(model, w_H_b, q):
+    """Kinematics of configuration (w_H_b (4, 4), q (n,) internal order)."""
+    poses, local = body_poses(model, w_H_b[:3, :3], q)
+    xm = motion_transforms(poses)
+    sub = (xm[1:] @ model.screw[:, :, None])[:, :, 0]
+    xf = _force_from_motion(xm)
+    inertia = xf @ model.inertia @ np.swapaxes(xf, 1, 2)
+    composite = (model.ancestor @ inertia.reshape(-1, 36)).reshape(-1, 6, 6)
+    return Kinematics(w_H_b[:3, 3].copy(), poses, local, sub, inertia, composite,
+                      model.total_mass)
+
+
+def motion_transforms(poses):
+    """C_X_body (N, 6, 6) = [[R, p^ R], [0, R]] for motion vectors."""
+    rot, pos = poses[:, :3, :3], poses[:, :3, 3]
+    x = np.zeros((len(poses), 6, 6))
+    x[:, :3, :3] = rot
+    x[:, 3:, 3:] = rot
+    x[:, :3, 3:] = skew_batch(pos) @ rot
+    return x
+
+
+def _force_from_motion(xm):
+    """C_X^body = [[R, 0], [p^ R, R]] from the motion transform."""
+    xf = np.zeros_like(xm)
+    xf[:, :3, :3] = xm[:, :3, :3]
+    xf[:, 3:, 3:] = xm[:, 3:, 3:]
+    xf[:, 3:, :3] = xm[:, :3, 3:]
+    return xf
+
+
+def spatial_inertia(mass, first_moment, rot_inertia):
+    """(..., 6, 6) ``[[m I, -h^], [h^, Ibar]]`` from mass, mass * CoM and the rotational
+    inertia about the frame origin (all in the same frame)."""
+    out = np.zeros(np.shape(mass) + (6, 6))
+    out[..., :3, :3] = np.eye(3) * np.asarray(mass)[..., None, None]
+    hx = skew(first_moment)
+    out[..., :3, 3:] = -hx
+    out[..., 3:, :3] = hx
+    out[..., 3:, 3:] = rot_inertia
+    return out
+
+
+def motion_cross_matrices(v):
+    """``v x`` matrices (N, 6, 6) = [[w^, v^], [0, w^]] for motion vectors v (N, 6)."""
+    sk = skew_batch(v.reshape(-1, 2, 3))
+    out = np.zeros((len(v), 6, 6))
+    out[:, :3, :3] = sk[:, 1]
+    out[:, 3:, 3:] = sk[:, 1]
+    out[:, :3, 3:] = sk[:, 0]
+    return out

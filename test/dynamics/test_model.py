@@ -1,0 +1,74 @@
+"""Model building: re-rooting, reduced joint lists and the TF edges, against iDynTree."""
+
+import numpy as np
+import pytest
+from oracles import IDynTreeOracle, assert_close, default_joint_order
+
+from kin_dyn_ros.dynamics import KinDynComputations, Representations
+from kin_dyn_ros.dynamics.spatial import homogeneous, so3_exp
+
+REPS = {"MIXED": Representations.MIXED_REPRESENTATION,
+        "BODY_FIXED": Representations.BODY_FIXED_REPRESENTATION,
+        "INERTIAL_FIXED": Representations.INERTIAL_FIXED_REPRESENTATION}
+
+
+def _state(rng, n):
+    return (homogeneous(so3_exp(rng.normal(size=3)), rng.normal(size=3)),
+            rng.uniform(-1, 1, n), rng.normal(size=6), rng.normal(size=n))
+
+
+@pytest.mark.parametrize("root", ["l_upper_leg", "chest", "r_forearm"])
+def test_any_link_can_be_the_floating_base(icub_urdf, icub_joints, root):
+    """Re-rooting reverses joints (screw form); iDynTree's setFloatingBase is the reference."""
+    kd = KinDynComputations(icub_urdf, icub_joints, root_link=root)
+    ref = IDynTreeOracle(icub_urdf, icub_joints, root)
+    w_H_b, s, v, sd = _state(np.random.default_rng(1), kd.NDoF)
+    for name, rep in REPS.items():
+        kd.set_frame_velocity_representation(rep)
+        assert_close(kd.mass_matrix(w_H_b, s), ref.mass_matrix(name, w_H_b, s), f"M {name}")
+        assert_close(kd.bias_force(w_H_b, s, v, sd), ref.bias_force(name, w_H_b, s, v, sd),
+                     f"bias {name}")
+        for frame in ("l_sole", "r_hand", "head"):
+            assert_close(kd.jacobian(frame, w_H_b, s), ref.jacobian(name, frame, w_H_b, s),
+                         f"J {frame} {name}")
+    assert_close(kd.forward_kinematics("r_sole", w_H_b, s),
+                 ref.forward_kinematics("r_sole", w_H_b, s), "FK r_sole")
+
+
+def test_a_reduced_joint_list_holds_the_others_at_zero(icub_urdf, icub_joints):
+    legs = [j for j in icub_joints if "leg" in j or "ankle" in j or "knee" in j or "hip" in j]
+    kd = KinDynComputations(icub_urdf, legs)
+    ref = IDynTreeOracle(icub_urdf, legs)
+    w_H_b, s, v, sd = _state(np.random.default_rng(2), len(legs))
+    assert kd.joints_name_list == legs
+    assert_close(kd.mass_matrix(w_H_b, s), ref.mass_matrix("MIXED", w_H_b, s), "reduced M")
+    assert_close(kd.CoM_position(w_H_b, s), ref.com_position(w_H_b, s), "reduced CoM")
+
+
+def test_default_joint_order_is_depth_first_in_file_order(icub_urdf):
+    assert KinDynComputations(icub_urdf).joints_name_list == default_joint_order(icub_urdf)
+
+
+@pytest.mark.parametrize("root", [None, "chest"])
+def test_tf_edges_compose_to_the_world_poses(icub_urdf, root):
+    """/tf (joint_transforms) and /tf_static (static_transforms) rebuild every link's pose."""
+    kd = KinDynComputations(icub_urdf, root_link=root)
+    w_H_b, s, v, sd = _state(np.random.default_rng(3), kd.NDoF)
+    tick = kd.compute_tick(w_H_b, s, v, sd)
+    world = {kd.model.root_link: w_H_b}
+    edges = [(p, c, h) for (_, p, c), h in zip(kd.joint_frames, tick.joint_transforms)]
+    edges += [(p, c, h) for _, p, c, h in kd.static_transforms]
+    assert len(edges) == len(kd.frame_names) - 1
+    while len(world) < len(kd.frame_names):
+        for p, c, h in edges:
+            if p in world and c not in world:
+                world[c] = world[p] @ h
+    for name in kd.frame_names:
+        assert_close(world[name], kd.forward_kinematics(name, w_H_b, s), f"TF chain to {name}")
+
+
+def test_bad_root_link_and_joint_list_are_named(icub_urdf):
+    with pytest.raises(ValueError, match="no_such_link"):
+        KinDynComputations(icub_urdf, root_link="no_such_link")
+    with pytest.raises(ValueError, match="torso_pitch.*twice"):
+        KinDynComputations(icub_urdf, ["torso_pitch", "torso_pitch"])
