@@ -1,0 +1,282 @@
+"""How the core reads URDFs: errors that name the offender, defaults, odd but legal input."""
+
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from urdf_parser_py.urdf import URDF
+
+from oracles import (
+    GRAVITY,
+    IDynTreeOracle,
+    assert_close,
+    core_representation,
+    default_joint_order,
+    load_random_tree,
+    make_case,
+    normalize_axes,
+    random_state,
+)
+
+random_tree_urdf = load_random_tree()
+RTOL = 1e-10
+
+
+def KDC(*args, **kwargs):
+    from kin_dyn_ros.dynamics import KinDynComputations
+
+    return KinDynComputations(*args, **kwargs)
+
+
+def edit(urdf, fn):
+    """Apply ``fn(root_element)`` to a parsed copy of ``urdf`` and return the new text."""
+    root = ET.fromstring(urdf)
+    fn(root)
+    return ET.tostring(root, encoding="unicode")
+
+
+def joint_el(root, name):
+    return next(j for j in root.findall("joint") if j.get("name") == name)
+
+
+def compare_with_idyntree(kd, urdf, joints, rep="MIXED", seed=0, normalize=True, what=""):
+    """FK of every link, Jacobians, M and bias of the core against iDynTree on ``urdf``."""
+    case = make_case("x", urdf, joints=joints)
+    ref = IDynTreeOracle(urdf, joints, case.root, GRAVITY, normalize=normalize)
+    kd.set_frame_velocity_representation(core_representation(rep))
+    st = random_state(case, np.random.default_rng(seed))
+    v = (st.w_H_b, st.s, st.base_vel, st.s_dot)
+    for frame in case.links:
+        assert_close(kd.forward_kinematics(frame, st.w_H_b, st.s), ref.forward_kinematics(frame, st.w_H_b, st.s),
+                     f"{what} forward_kinematics({frame})", RTOL)
+        assert_close(kd.jacobian(frame, st.w_H_b, st.s), ref.jacobian(rep, frame, st.w_H_b, st.s),
+                     f"{what} jacobian({frame})", RTOL)
+    assert_close(kd.mass_matrix(st.w_H_b, st.s), ref.mass_matrix(rep, st.w_H_b, st.s), f"{what} mass_matrix", RTOL)
+    assert_close(kd.bias_force(*v), ref.bias_force(rep, *v), f"{what} bias_force", RTOL)
+    assert_close(kd.aba(*v, st.tau), ref.aba(rep, *v, st.tau), f"{what} aba", RTOL)
+
+
+@pytest.fixture(scope="module")
+def tree():
+    return random_tree_urdf(6, seed=21, n_fixed=3)
+
+
+# ------------------------------------------------------------------------ invalid URDFs
+
+
+@pytest.mark.parametrize("jtype", ["floating", "planar"])
+def test_floating_or_planar_joint_rejected(tree, jtype):
+    def change(root):
+        j = joint_el(root, "joint_002")
+        j.set("type", jtype)
+        if j.find("limit") is not None:
+            j.remove(j.find("limit"))
+
+    with pytest.raises(ValueError, match="joint_002"):
+        KDC(edit(tree, change))
+
+
+def test_joint_naming_missing_link(tree):
+    def change(root):
+        joint_el(root, "joint_003").find("parent").set("link", "ghost_link")
+
+    with pytest.raises(ValueError, match="ghost_link|joint_003"):
+        KDC(edit(tree, change))
+
+
+def test_several_roots(tree):
+    def change(root):
+        ET.SubElement(root, "link", name="orphan_link")
+
+    with pytest.raises(ValueError, match="orphan_link"):
+        KDC(edit(tree, change))
+
+
+CYCLE = """<robot name="cycle">
+  <link name="link_a"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <link name="link_b"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <link name="link_c"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <link name="link_d"><inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>
+  <joint name="j_ab" type="revolute"><parent link="link_a"/><child link="link_b"/><axis xyz="0 0 1"/>
+    <limit effort="1" velocity="1" lower="-1" upper="1"/></joint>
+  <joint name="j_cd" type="revolute"><parent link="link_c"/><child link="link_d"/><axis xyz="0 0 1"/>
+    <limit effort="1" velocity="1" lower="-1" upper="1"/></joint>
+  <joint name="j_dc" type="fixed"><parent link="link_d"/><child link="link_c"/></joint>
+</robot>"""
+
+
+def test_cycle_rejected():
+    with pytest.raises(ValueError, match="link_c|link_d|j_cd|j_dc"):
+        KDC(CYCLE)
+
+
+def test_two_parents_rejected(tree):
+    def change(root):
+        ET.SubElement(root, "joint", name="loop_joint", type="fixed")
+        j = joint_el(root, "loop_joint")
+        ET.SubElement(j, "parent", link="link_003")
+        ET.SubElement(j, "child", link="link_001")
+
+    with pytest.raises(ValueError, match="link_001|loop_joint"):
+        KDC(edit(tree, change))
+
+
+@pytest.mark.parametrize("bad", ["fixed_000", "no_such_joint"])
+def test_joints_name_list_must_name_movable_joints(tree, bad):
+    joints = default_joint_order(tree)
+    with pytest.raises(ValueError, match=bad):
+        KDC(tree, joints_name_list=joints[:2] + [bad] + joints[2:])
+
+
+def test_unknown_frame_and_wrong_shapes(icub_urdf, icub_joints):
+    kd = KDC(icub_urdf)
+    n = len(icub_joints)
+    s = np.zeros(n)
+    with pytest.raises(ValueError, match="no_such_frame"):
+        kd.forward_kinematics("no_such_frame", np.eye(4), s)
+    with pytest.raises(ValueError, match=re.escape(f"expected s with shape ({n},), got ({n - 1},)")):
+        kd.mass_matrix(np.eye(4), np.zeros(n - 1))
+    with pytest.raises(ValueError, match="w_H_b"):
+        kd.mass_matrix(np.eye(4)[:3], s)
+    with pytest.raises(ValueError, match="base_vel"):
+        kd.bias_force(np.eye(4), s, np.zeros(5), s)
+
+
+# ------------------------------------------------------------------------ singular forward dynamics
+
+
+# (parametrised over the representations by conftest.pytest_generate_tests)
+def test_massless_subtree_on_moving_joint(rep):
+    urdf = random_tree_urdf(6, seed=4, massless_leaf=True)
+    kd = KDC(urdf)
+    kd.set_frame_velocity_representation(core_representation(rep))
+    st = random_state(make_case("leaf", urdf), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="joint_005"):
+        kd.aba(st.w_H_b, st.s, st.base_vel, st.s_dot, st.tau)
+
+
+# ------------------------------------------------------------------------ odd but legal URDFs
+
+
+def test_joints_and_inertials_without_origin():
+    urdf = random_tree_urdf(8, seed=31, n_fixed=4)
+
+    def strip(root):
+        for parent in list(root.iter("joint")) + list(root.iter("inertial")):
+            for origin in parent.findall("origin"):
+                parent.remove(origin)
+
+    urdf = edit(urdf, strip)
+    assert "<origin" not in urdf
+    compare_with_idyntree(KDC(urdf), urdf, default_joint_order(urdf), what="no <origin>")
+
+
+# (parametrised over the representations by conftest.pytest_generate_tests)
+def test_non_unit_axes_are_normalised(rep):
+    urdf = random_tree_urdf(10, seed=32)
+    axes = [np.linalg.norm([float(x) for x in a.get("xyz").split()]) for a in ET.fromstring(urdf).iter("axis")]
+    assert max(abs(a - 1.0) for a in axes) > 0.1  # the test tree really has non-unit axes
+    unit = normalize_axes(urdf)
+    joints = default_joint_order(urdf)
+    compare_with_idyntree(KDC(urdf), unit, joints, rep=rep, normalize=False, what=f"non-unit axes {rep}")
+
+
+@pytest.mark.parametrize("which", ["icub", "tree"])
+def test_massive_root_is_kept(which, icub_urdf, tree):
+    urdf = icub_urdf if which == "icub" else tree
+    robot = URDF.from_xml_string(urdf)
+    root = robot.get_root()
+    assert next(link for link in robot.links if link.name == root).inertial is not None
+    total = sum(link.inertial.mass for link in robot.links if link.inertial is not None)
+    kd = KDC(urdf)
+    assert_close(kd.get_total_mass(), total, "total mass = sum of URDF link masses", RTOL)
+    kd.set_frame_velocity_representation(core_representation("MIXED"))
+    M = np.asarray(kd.mass_matrix(np.eye(4), np.zeros(kd.NDoF)))
+    assert_close(M[:3, :3], total * np.eye(3), "MIXED M[:3, :3] = m I", RTOL)
+
+
+# (parametrised over the representations by conftest.pytest_generate_tests)
+def test_massless_urdf_root_stays_the_base(rep):
+    urdf = random_tree_urdf(7, seed=33, massless_root=True, n_fixed=6)
+    robot = URDF.from_xml_string(urdf)
+    root = robot.get_root()
+    assert next(link for link in robot.links if link.name == root).inertial is None
+    kd = KDC(urdf)
+    kd.set_frame_velocity_representation(core_representation(rep))
+    st = random_state(make_case("massless", urdf), np.random.default_rng(1))
+    assert_close(kd.forward_kinematics(root, st.w_H_b, st.s), st.w_H_b, "FK of the massless root", RTOL)
+    J = np.asarray(kd.jacobian(root, st.w_H_b, st.s))
+    assert_close(J, np.eye(6, 6 + kd.NDoF), f"jacobian of the massless root {rep}", RTOL)
+    compare_with_idyntree(kd, urdf, default_joint_order(urdf), rep=rep, what=f"massless root {rep}")
+
+
+def test_default_joint_order_is_depth_first_in_file_order():
+    urdf = random_tree_urdf(15, seed=34)  # written in shuffled order
+    file_order = [j.get("name") for j in ET.fromstring(urdf).findall("joint") if j.get("type") != "fixed"]
+    expected = default_joint_order(urdf)
+    assert expected != file_order  # the test is not trivial
+    kd = KDC(urdf)
+    assert list(kd.joints_name_list) == expected
+    assert kd.NDoF == 15
+    assert sorted(kd.frame_names) == sorted(link.get("name") for link in ET.fromstring(urdf).findall("link"))
+
+
+def test_gravity_as_six_vector(tree):
+    kd3 = KDC(tree, gravity=np.array([0.0, 0.0, -9.81]))
+    kd6 = KDC(tree, gravity=np.array([0.0, 0.0, -9.81, 0.0, 0.0, 0.0]))
+    s = np.full(kd3.NDoF, 0.1)
+    assert_close(kd6.gravity_term(np.eye(4), s), kd3.gravity_term(np.eye(4), s), "gravity from a 6-vector", RTOL)
+
+
+# ------------------------------------------------------------------------ mimic joints
+
+
+def test_mimic_joints():
+    urdf = random_tree_urdf(12, seed=35, mimic=True)
+    robot = URDF.from_xml_string(urdf)
+    expected = {j.name: (j.mimic.joint, j.mimic.multiplier, j.mimic.offset) for j in robot.joints if j.mimic}
+    assert len(expected) >= 2
+    kd = KDC(urdf)
+    assert set(kd.joints_name_list) == {j.name for j in robot.joints if j.type != "fixed"}  # independent coordinates
+    got = kd.mimic_joints
+    assert set(got) == set(expected)
+    for name, (master, mult, off) in expected.items():
+        assert got[name][0] == master
+        assert got[name][1] == pytest.approx(mult, rel=1e-15)
+        assert got[name][2] == pytest.approx(off, rel=1e-15, abs=1e-15)
+    s = np.random.default_rng(0).uniform(-1.0, 1.0, kd.NDoF)
+    s_before = s.copy()
+    out = np.asarray(kd.apply_mimic(s))
+    np.testing.assert_array_equal(s, s_before)  # a copy, input untouched
+    index = {name: k for k, name in enumerate(kd.joints_name_list)}
+    want = s.copy()
+    for name, (master, mult, off) in expected.items():
+        want[index[name]] = mult * s[index[master]] + off
+    assert_close(out, want, "apply_mimic", 1e-15)
+
+
+# ------------------------------------------------------------------------ input forms and noise
+
+
+def test_urdf_as_path_or_text_identical(tmp_path, tree):
+    path = tmp_path / "robot.urdf"
+    path.write_text(tree)
+    a, b = KDC(tree), KDC(str(path))
+    assert list(a.joints_name_list) == list(b.joints_name_list)
+    assert list(a.frame_names) == list(b.frame_names)
+    st = random_state(make_case("t", tree), np.random.default_rng(2))
+    for frame in a.frame_names:
+        np.testing.assert_array_equal(a.forward_kinematics(frame, st.w_H_b, st.s), b.forward_kinematics(frame, st.w_H_b, st.s))
+    np.testing.assert_array_equal(a.mass_matrix(st.w_H_b, st.s), b.mass_matrix(st.w_H_b, st.s))
+    np.testing.assert_array_equal(a.bias_force(st.w_H_b, st.s, st.base_vel, st.s_dot),
+                                  b.bias_force(st.w_H_b, st.s, st.base_vel, st.s_dot))
+
+
+def test_parser_noise_not_printed(capfd, icub_urdf):
+    """iCub's <sensor> and <gazebo> tags make urdf_parser_py print 'Unknown tag': not ours to show."""
+    capfd.readouterr()
+    KDC(icub_urdf)
+    out, err = capfd.readouterr()
+    assert err == "", f"stderr: {err[:300]!r}"
+    assert out == "", f"stdout: {out[:300]!r}"
