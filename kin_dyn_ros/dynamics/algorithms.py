@@ -23,7 +23,7 @@ import numpy as np
 from .kinematics import motion_cross_matrices, skew_batch
 
 __all__ = ["mass_matrix", "body_velocities", "inverse_dynamics", "gravity_forces",
-           "momentum_matrix", "body_jacobian", "jacobian_dot_columns", "coriolis_matrix",
+           "momentum_matrix", "coriolis_matrix",
            "solve_mass_matrix"]
 
 
@@ -88,22 +88,6 @@ def momentum_matrix(model, kin):
     """Total momentum about C's origin per generalized velocity, (6, 6+n): [Ic_0, Ic_j S_j]."""
     cols = (kin.composite[1:] @ kin.subspaces[:, :, None])[:, :, 0]
     return np.concatenate([kin.composite[0], cols.T], axis=1)
-
-
-def body_jacobian(model, kin, body):
-    """Jacobian (6, 6+n) of any point rigidly attached to ``body``, C-velocity in C."""
-    jac = np.zeros((6, 6 + model.n))
-    jac[:, :6] = np.eye(6)
-    jac[:, 6:] = (kin.subspaces * model.ancestor[1:, body][:, None]).T
-    return jac
-
-
-def jacobian_dot_columns(model, kin, vel, body):
-    """Time derivative of :func:`body_jacobian` given body velocities ``vel`` (N, 6)."""
-    jdot = np.zeros((6, 6 + model.n))
-    sdot = (motion_cross_matrices(vel[1:]) @ kin.subspaces[:, :, None])[:, :, 0]
-    jdot[:, 6:] = (sdot * model.ancestor[1:, body][:, None]).T
-    return jdot
 
 
 def _coriolis_b(inertia, vel):

@@ -24,7 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from . import algorithms as alg
-from .kinematics import body_poses, forward_pass
+from .kinematics import chain_poses, chain_product, chain_subspaces, forward_pass, motion_cross_matrices
 from .model import build_model
 from .representations import (Representations, base_transform, base_transform_dot,
                               frame_transform, frame_transform_dot, parse_representation)
@@ -191,42 +191,65 @@ class KinDynComputations:
         idx = self._frame(frame)
         w_H_b = _array("w_H_b", w_H_b, (4, 4))
         q = _array("s", s, (self.model.n,))[self.model.coordinate]
-        body = self.model.frame_body[idx]
-        pose = body_poses(self.model, w_H_b[:3, :3], q)[0][body] @ self.model.body_H_frame[idx]
+        pose = chain_product(self.model, w_H_b[:3, :3], q, self.model.frame_body[idx])
+        pose = pose @ self.model.body_H_frame[idx]
         pose[:3, 3] += w_H_b[:3, 3]
         return pose
 
+    def _chain(self, frame, w_H_b, s):
+        """Frame index, checked state and the C poses of the path to the frame's body."""
+        idx = self._frame(frame)
+        w_H_b = _array("w_H_b", w_H_b, (4, 4))
+        q = _array("s", s, (self.model.n,))[self.model.coordinate]
+        return idx, w_H_b, q, chain_poses(self.model, w_H_b[:3, :3], q,
+                                          self.model.frame_body[idx])
+
     def jacobian(self, frame, w_H_b, s):
         """Frame Jacobian (6, 6+n): ``v_F = J nu``, both in the active representation."""
-        w_H_b, _, kin = self._kin(w_H_b, s)
-        jac, _, _ = self._jacobian(kin, w_H_b, self._frame(frame))
-        return jac[:, self._cols]
+        idx, w_H_b, _, poses = self._chain(frame, w_H_b, s)
+        x, sub, cols = self._frame_columns(idx, poses, w_H_b[:3, 3])
+        jac = np.zeros((6, 6 + self.model.n))
+        jac[:, :6] = x @ base_transform(self.rep, w_H_b)
+        jac[:, cols] = x @ sub.T
+        return jac
 
-    def _jacobian(self, kin, w_H_b, idx):
-        x = frame_transform(self.rep, self._c_pose(kin, idx), kin.base_position)
-        t = base_transform(self.rep, w_H_b)
-        jac = x @ alg.body_jacobian(self.model, kin, self.model.frame_body[idx])
-        jac[:, :6] = x @ t
-        return jac, x, t
+    def _frame_columns(self, idx, poses, base_position):
+        """X (frame velocity C -> representation), path joint screws in C (d, 6) and the
+        columns (6 + user index) of the path's joints."""
+        body = self.model.frame_body[idx]
+        sub = chain_subspaces(self.model, poses, body)
+        x = frame_transform(self.rep, poses[-1] @ self.model.body_H_frame[idx], base_position)
+        return x, sub, 6 + self.model.coordinate[self.model.paths[body]]
 
     def relative_jacobian(self, frame, s):
-        """Joint columns (6, n) of the Jacobian with the base as world (w_H_b = I), as adam."""
-        return self.jacobian(frame, np.eye(4), s)[:, 6:]
+        """(6, n): the joint columns of the Jacobian with the base as world (w_H_b = I), as adam:
+        the frame's velocity relative to the base, in the active representation."""
+        idx = self._frame(frame)
+        q = _array("s", s, (self.model.n,))[self.model.coordinate]
+        poses = chain_poses(self.model, np.eye(3), q, self.model.frame_body[idx])
+        x, sub, cols = self._frame_columns(idx, poses, np.zeros(3))
+        jac = np.zeros((6, self.model.n))
+        jac[:, cols - 6] = x @ sub.T
+        return jac
 
     def jacobian_dot(self, frame, w_H_b, s, base_vel, s_dot):
-        """Time derivative of :meth:`jacobian` (6, 6+n) along (base_vel, s_dot)."""
-        w_H_b, _, kin = self._kin(w_H_b, s)
+        """Time derivative of :meth:`jacobian` (6, 6+n) along (base_vel, s_dot).
+
+        Column k of the C Jacobian is joint k's screw S_k, whose derivative is V_k x S_k (V_k:
+        C velocity of the body it moves); the base and frame transforms add Tdot and Xdot.
+        """
+        idx, w_H_b, _, poses = self._chain(frame, w_H_b, s)
         base_vel = _array("base_vel", base_vel, (6,))
-        qd = self._internal("s_dot", s_dot)
-        idx = self._frame(frame)
-        body = self.model.frame_body[idx]
-        jac_c = alg.body_jacobian(self.model, kin, body)
-        jac, x, t = self._jacobian(kin, w_H_b, idx)
-        vel, _ = alg.body_velocities(self.model, kin, t @ base_vel, qd)
-        xdot = frame_transform_dot(self.rep, x, x @ vel[body])
-        jdot = xdot @ jac_c + x @ alg.jacobian_dot_columns(self.model, kin, vel, body)
+        qd = _array("s_dot", s_dot, (self.model.n,))
+        x, sub, cols = self._frame_columns(idx, poses, w_H_b[:3, 3])
+        t = base_transform(self.rep, w_H_b)
+        vel = t @ base_vel + np.cumsum(sub * qd[cols - 6, None], axis=0)     # (d, 6)
+        xdot = frame_transform_dot(self.rep, x, x @ (vel[-1] if len(vel) else t @ base_vel))
+        sdot = (motion_cross_matrices(vel) @ sub[:, :, None])[:, :, 0]
+        jdot = np.zeros((6, 6 + self.model.n))
         jdot[:, :6] = xdot @ t + x @ base_transform_dot(self.rep, t, base_vel)
-        return jdot[:, self._cols]
+        jdot[:, cols] = xdot @ sub.T + x @ sdot.T
+        return jdot
 
     def CoM_position(self, w_H_b, s):  # noqa: N802 (adam's name)
         """Centre of mass in the world frame (3,)."""

@@ -8,8 +8,8 @@ frame, and at this instant the base's one equals its MIXED velocity.
 
 Poses are composed by pointer jumping over the ancestor tables of the model: O(log depth)
 batched matrix products instead of one Python step per body. Each joint's local transform
-``X0 exp(S q)`` is a fixed linear combination of five constant (3, 4) matrices with the
-coefficients ``[1, sin q, 1 - cos q, q, q - sin q]`` (see :func:`joint_basis`).
+``X0 exp(S q)`` is a fixed linear combination of four constant (3, 4) matrices with the
+coefficients ``[1, sin q, cos q, q]`` (see :func:`joint_basis`).
 """
 
 from dataclasses import dataclass
@@ -18,7 +18,9 @@ import numpy as np
 
 from .spatial import cross3, skew
 
-__all__ = ["Kinematics", "forward_pass", "body_poses", "joint_basis", "skew_batch",
+__all__ = ["Kinematics", "forward_pass", "body_poses", "chain_poses", "chain_product",
+           "chain_subspaces",
+           "local_transforms", "joint_basis", "skew_batch",
            "motion_cross_matrices", "spatial_inertia"]
 
 # skew(p) = (p @ _SKEW).reshape(3, 3): one matrix product for a batch of vectors
@@ -58,25 +60,42 @@ class Kinematics:
 
 
 def joint_basis(x0, screw, revolute):
-    """(n, 5, 12) basis with ``X0 exp(S q)[:3] = sum_k c_k B_k``, c = [1, sin, vers, q, q - sin].
+    """(n, 4, 12) basis with ``(X0 exp(S q))[:3] = sum_k c_k B_k`` for c = [1, sin q, cos q, q].
 
     For a unit rotation axis w and S = [v; w]: ``exp(S q) = [R, p]`` with
-    ``R = I + sin K + vers K^2`` and ``p = q v + vers (w x v) + (q - sin) (w x (w x v))``
-    (K = w^, vers = 1 - cos q). For a prismatic joint w = 0 and only ``p = q v`` remains.
+    ``R = I + sin K + (1 - cos) K^2`` and ``p = q v + (1 - cos)(w x v) + (q - sin)(w x (w x v))``
+    (K = w^). Collecting the terms in 1, sin, cos and q gives the four constant matrices.
+    For a prismatic joint w = 0 and only ``p = q v`` remains (its sin and cos terms vanish).
     """
     n = len(screw)
     v, w = screw[:, :3], screw[:, 3:]
-    k = skew_batch(w)
-    wv = cross3(w, v)
-    parts = np.zeros((n, 5, 4, 4))
+    k = skew_batch(w) * revolute[:, None, None]
+    kk = k @ k
+    wv = cross3(w, v) * revolute[:, None]
+    wwv = cross3(w, wv)
+    parts = np.zeros((n, 4, 4, 4))
     parts[:, 0] = np.eye(4)
-    parts[:, 1, :3, :3] = k
-    parts[:, 2, :3, :3] = k @ k
-    parts[:, 2, :3, 3] = wv
-    parts[:, 3, :3, 3] = v
-    parts[:, 4, :3, 3] = cross3(w, wv)
-    parts[~revolute, 1:3] = 0.0
-    return (x0[:, None] @ parts)[:, :, :3, :].reshape(n, 5, 12)
+    parts[:, 0, :3, :3] += kk                 # constant: I + K^2, p = w x v
+    parts[:, 0, :3, 3] = wv
+    parts[:, 1, :3, :3] = k                   # sin: K, p = -(w x (w x v))
+    parts[:, 1, :3, 3] = -wwv
+    parts[:, 2, :3, :3] = -kk                 # cos: -K^2, p = -(w x v)
+    parts[:, 2, :3, 3] = -wv
+    parts[:, 3, :3, 3] = v + wwv              # q: p = v + w x (w x v)
+    return (x0[:, None] @ parts)[:, :, :3, :].reshape(n, 4, 12)
+
+
+def local_transforms(model, q, joints=slice(None)):
+    """parent_body_H_body (k, 4, 4) of the internal joints ``joints`` at positions ``q`` (k,)."""
+    coef = np.empty((len(q), 1, 4))
+    coef[:, 0, 0] = 1.0
+    coef[:, 0, 1] = np.sin(q)
+    coef[:, 0, 2] = np.cos(q)
+    coef[:, 0, 3] = q
+    out = np.empty((len(q), 4, 4))
+    out[:, :3, :] = (coef @ model.basis[joints]).reshape(-1, 3, 4)
+    out[:, 3] = (0.0, 0.0, 0.0, 1.0)
+    return out
 
 
 def body_poses(model, w_R_b, q):
@@ -85,18 +104,52 @@ def body_poses(model, w_R_b, q):
     ``q`` (n,) in internal joint order; ``w_R_b`` (3, 3) base orientation."""
     n_bodies = len(model.parent)
     h = np.zeros((n_bodies + 1, 4, 4))
-    h[:, 3, 3] = 1.0
-    h[-1, :3, :3] = np.eye(3)
+    h[-1] = np.eye(4)
     h[0, :3, :3] = w_R_b
+    h[0, 3, 3] = 1.0
     if n_bodies > 1:
-        sin = np.sin(q) * model.revolute
-        coef = np.stack([np.ones_like(q), sin, (1.0 - np.cos(q)) * model.revolute, q, q - sin],
-                        axis=1)
-        h[1:-1, :3, :] = (coef[:, None, :] @ model.basis).reshape(-1, 3, 4)
+        h[1:-1] = local_transforms(model, q)
     local = h[1:-1]
     for anc in model.jumps:
         h = h[anc] @ h
     return h[:-1], local
+
+
+def chain_poses(model, w_R_b, q, body):
+    """C_H_body of the base and of every body on the path to ``body``, (d + 1, 4, 4).
+
+    Only the d joints between the base and ``body`` are evaluated (``model.paths``), which
+    makes single-frame kinematics independent of the rest of the tree.
+    """
+    path = model.paths[body]
+    out = np.empty((len(path) + 1, 4, 4))
+    out[0] = np.eye(4)
+    out[0, :3, :3] = w_R_b
+    local = local_transforms(model, q[path], path)
+    for i in range(len(path)):
+        np.matmul(out[i], local[i], out=out[i + 1])
+    return out
+
+
+def chain_product(model, w_R_b, q, body):
+    """C_H_body (4, 4) of one body: one batched product of consecutive pairs of the path's
+    transforms, then a short loop over the pairs."""
+    path = model.paths[body]
+    local = local_transforms(model, q[path], path)
+    even = len(path) - len(path) % 2
+    h = np.eye(4)
+    h[:3, :3] = w_R_b
+    for pair in local[0:even:2] @ local[1:even:2]:
+        h = h @ pair
+    return h @ local[-1] if even < len(path) else h
+
+
+def chain_subspaces(model, poses, body):
+    """Joint screws in C (d, 6) of the path to ``body``, from :func:`chain_poses`:
+    ``[R v + p^ R w; R w]`` for each joint's local screw [v; w]."""
+    rs = poses[1:, :3, :3] @ model.screw_columns[model.paths[body]]          # (d, 3, 2)
+    lin = rs[:, :, 0] + (skew_batch(poses[1:, :3, 3]) @ rs[:, :, 1:])[:, :, 0]
+    return np.concatenate([lin, rs[:, :, 1]], axis=1)
 
 
 def forward_pass(model, w_H_b, q):

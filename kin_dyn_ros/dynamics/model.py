@@ -38,10 +38,12 @@ class Model:
     depth: np.ndarray         # (N,) base = 1
     jumps: tuple              # pointer-jumping ancestor tables over N + 1 nodes (node N = world)
     ancestor: np.ndarray      # (N, N) 1.0 where row is an ancestor of (or equal to) column
+    paths: tuple              # per body: internal joint indices from the base to it
     x0: np.ndarray            # (n, 4, 4) parent_body_H_joint at zero position
     screw: np.ndarray         # (n, 6) joint screw in the body frame
+    screw_columns: np.ndarray # (n, 3, 2) the same as columns [v, w]
     revolute: np.ndarray      # (n,) bool
-    basis: np.ndarray         # (n, 5, 12) local transform basis (kinematics.joint_basis)
+    basis: np.ndarray         # (n, 4, 12) local transform basis (kinematics.joint_basis)
     mass: np.ndarray          # (N,) kg
     inertia: np.ndarray       # (N, 6, 6) spatial inertia about the body origin, body axes
     frame_names: tuple        # every URDF link
@@ -149,6 +151,15 @@ def _jump_tables(parent, depth):
     return tuple(tables)
 
 
+def _paths(parent):
+    paths = [np.zeros(0, dtype=np.intp)]
+    for i in range(1, len(parent)):
+        paths.append(np.append(paths[parent[i]], i - 1).astype(np.intp))
+    for p in paths:
+        p.flags.writeable = False
+    return tuple(paths)
+
+
 def _ancestor_matrix(parent):
     n = len(parent)
     a = np.eye(n)
@@ -209,7 +220,9 @@ def build_model(urdf, joints_name_list=None, root_link=None):
         joints_name_list=joints_name_list, coordinate=coordinate, internal=internal,
         parent=parent, depth=depth, jumps=_jump_tables(parent, depth),
         ancestor=_ancestor_matrix(parent),
+        paths=_paths(parent),
         x0=x0, screw=screw, revolute=revolute,
+        screw_columns=np.ascontiguousarray(screw.reshape(-1, 2, 3).transpose(0, 2, 1)),
         basis=joint_basis(x0, screw, revolute),
         mass=np.array([m for m, _, _ in inertia]),
         inertia=spatial_inertia(*(np.array(v) for v in zip(*inertia))),

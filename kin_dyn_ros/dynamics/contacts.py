@@ -1,0 +1,444 @@
+"""Contact model, linearised friction cones and support polygons (NumPy + SciPy, no ROS).
+
+A :class:`Contact` is a set of points on one link that touch the environment, with one
+contact normal and one friction coefficient, all given in the link frame (a foot sole: its
+four corners, normal +z). With a link pose ``world_H_link`` (4, 4) it gives world points and
+normals; :func:`contact_poses` gets those poses from a ``KinDynComputations`` and a state.
+
+Friction cones are linearised as **inscribed pyramids with K facets** (default 8): the K edges
+``n + mu (cos t1 + sin t2)`` at angles ``2 pi j / K`` lie on the true cone, the first along
+``t1``, the projection of the link's x axis onto the contact plane (y when x is along the
+normal), so the pyramid moves rigidly with the link. Being inscribed it is conservative: a
+force inside it is inside the true cone; tangential forces reach ``mu f_n`` along the edges
+and ``mu cos(pi/K) f_n`` between them. In half-space form a force f at a point with normal n
+satisfies ``(d_k - mu cos(pi/K) n) . f <= 0`` (d_k: unit tangent at angle ``2 pi (k+1/2)/K``)
+and ``n . f >= 0``.
+
+:func:`support_polygon` returns the set of CoM positions, projected along gravity onto the
+ground plane, at which static equilibrium is possible (Bretl and Lall 2008, "Testing static
+equilibrium for legged robots", IEEE T-RO 24(4)): with ``f_i`` in the cones,
+``sum f_i + m g = 0`` and ``sum p_i x f_i + c x m g = 0``. It does not depend on the mass.
+
+- Flat contacts (every point on one plane normal to gravity, every normal against gravity):
+  the convex hull of the points projected on the ground plane, whatever the friction
+  (horizontal friction forces on one plane sum to zero and so have zero moment). Monotone
+  chain, a few microseconds.
+- Otherwise (steps, slopes, walls, friction-limited): Bretl and Lall's iterative projection,
+  each support query ``max d . c`` being one linear program solved with HiGHS
+  (``scipy.optimize.linprog``), until every edge of the inner polygon is confirmed as a face
+  (exact for the linearised cones, to the LP tolerance, ~1e-9 m). About 2 ms per LP: fine at
+  planning rates, not per 1 kHz tick.
+
+Ground coordinates: ``(c . e1, c . e2)`` with ``e1``, ``e2`` orthonormal and normal to gravity
+(world x and y when gravity is along -z), ``(e1, e2, up)`` right-handed. World frame: the
+frame of ``world_H_link`` (the ``w_H_b`` world of ``KinDynComputations``).
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import linprog
+
+from .spatial import cross3, skew
+
+__all__ = ["Contact", "SupportPolygon", "contact_poses", "convex_hull", "friction_cone_halfspaces",
+           "ground_axes", "support_polygon", "world_contacts", "DEFAULT_FACETS"]
+
+DEFAULT_FACETS = 8
+_GRAVITY = np.array([0.0, 0.0, -9.80665])
+_FLAT_TOL = 1e-9     # [m] height spread and [-] normal misalignment accepted as "flat"
+_EDGE_TOL = 1e-9     # [m] an LP support value within this of an edge confirms the edge
+_BOX = 1e3           # [m] half-size of the box that bounds an unbounded polygon
+_MAX_LPS = 200
+_LP_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+
+
+def _vector(name, value, shape):
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != shape:
+        raise ValueError(f"expected {name} with shape {shape}, got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf")
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Contact:
+    """Contact points of one link: ``points`` (k, 3) and ``normal`` (3,) in the link frame.
+
+    Parameters
+    ----------
+    link : str
+        The link (any frame of the URDF) the points are fixed to.
+    points : array_like, shape (k, 3) or (3,)
+        Contact points [m] in the link frame (a single point may be given as (3,)).
+    normal : array_like, shape (3,)
+        Contact normal in the link frame, pointing from the environment into the link (the
+        direction of the push the link receives); normalised here.
+    friction : float
+        Coulomb friction coefficient mu >= 0 (0: frictionless, normal forces only).
+    """
+
+    link: str
+    points: np.ndarray
+    normal: np.ndarray
+    friction: float
+    _tangents: tuple = field(init=False, repr=False, default=None)
+    _cones: dict = field(init=False, repr=False, default=None)
+
+    def __post_init__(self):
+        pts = np.asarray(self.points, dtype=float)
+        if pts.ndim == 1:
+            pts = pts[None, :]
+        if pts.ndim != 2 or pts.shape[1] != 3 or len(pts) == 0:
+            raise ValueError(f"expected points with shape (k, 3), k >= 1, got "
+                             f"{np.shape(self.points)}")
+        if not np.isfinite(pts).all():
+            raise ValueError(f"points of contact on '{self.link}' contain NaN or inf")
+        n = _vector("normal", self.normal, (3,))
+        norm = np.linalg.norm(n)
+        if norm < 1e-12:
+            raise ValueError(f"normal of contact on '{self.link}' is zero")
+        mu = float(self.friction)
+        if not (np.isfinite(mu) and mu >= 0.0):
+            raise ValueError(f"expected friction >= 0 for contact on '{self.link}', got {mu}")
+        pts, n = pts.copy(), n / norm
+        pts.flags.writeable = n.flags.writeable = False
+        object.__setattr__(self, "points", pts)
+        object.__setattr__(self, "normal", n)
+        object.__setattr__(self, "friction", mu)
+        axis = np.eye(3)[0] if abs(n[0]) < 0.9 else np.eye(3)[1]
+        t1 = axis - (axis @ n) * n
+        t1 /= np.linalg.norm(t1)
+        object.__setattr__(self, "_tangents", (t1, cross3(n, t1)))
+        object.__setattr__(self, "_cones", {})
+
+    def world_points(self, world_H_link):
+        """Contact points in the world (k, 3) [m]."""
+        h = _vector("world_H_link", world_H_link, (4, 4))
+        return self.points @ h[:3, :3].T + h[:3, 3]
+
+    def world_normal(self, world_H_link):
+        """Contact normal in the world (3,)."""
+        return _vector("world_H_link", world_H_link, (4, 4))[:3, :3] @ self.normal
+
+    def tangents(self):
+        """Link-frame tangent basis (t1, t2), each (3,): t1 along the link x axis projected
+        on the contact plane (y when x is along the normal), t2 = normal x t1."""
+        return self._tangents[0].copy(), self._tangents[1].copy()
+
+    def cone(self, n_facets=DEFAULT_FACETS):
+        """Link-frame half-spaces (n_facets + 1, 3) of the friction pyramid
+        (:func:`friction_cone_halfspaces`), cached per n_facets."""
+        k = int(n_facets)
+        if k not in self._cones:
+            rows = friction_cone_halfspaces(self.normal, *self._tangents, self.friction, k)
+            rows.flags.writeable = False
+            self._cones[k] = rows
+        return self._cones[k]
+
+
+def friction_cone_halfspaces(normal, t1, t2, friction, n_facets=DEFAULT_FACETS):
+    """Rows ``a`` (n_facets + 1, 3) with ``a @ f <= 0`` <=> f in the inscribed K-facet pyramid.
+
+    The first ``n_facets`` rows are the facets ``d_k - mu cos(pi/K) n``, d_k at angle
+    ``2 pi (k + 1/2) / K`` from t1 in the (t1, t2) plane; the last is ``-n`` (unilateral).
+    """
+    k = int(n_facets)
+    if k < 3:
+        raise ValueError(f"expected n_facets >= 3, got {n_facets}")
+    phi = 2.0 * np.pi * (np.arange(k) + 0.5) / k
+    d = np.cos(phi)[:, None] * t1 + np.sin(phi)[:, None] * t2
+    rows = d - friction * np.cos(np.pi / k) * np.asarray(normal)
+    return np.vstack([rows, -np.asarray(normal)[None, :]])
+
+
+def contact_poses(kd, w_H_b, s, contacts):
+    """``{link: world_H_link (4, 4)}`` for the links of ``contacts`` (forward kinematics)."""
+    return {link: kd.forward_kinematics(link, w_H_b, s)
+            for link in dict.fromkeys(c.link for c in contacts)}
+
+
+@dataclass(frozen=True)
+class WorldContacts:
+    """All contact points in the world, stacked: ``points`` (P, 3), ``normals`` (P, 3),
+    ``halfspaces`` (P, K+1, 3) (see :func:`friction_cone_halfspaces`, world axes),
+    ``friction`` (P,), ``slices``: the rows of each contact, in the given order."""
+
+    points: np.ndarray
+    normals: np.ndarray
+    halfspaces: np.ndarray
+    friction: np.ndarray
+    slices: tuple
+
+    def split(self, per_point):
+        """(P, ...) -> tuple of per-contact (k, ...) arrays."""
+        return tuple(per_point[sl] for sl in self.slices)
+
+
+def world_contacts(contacts, world_H_links=None, n_facets=DEFAULT_FACETS):
+    """Stack ``contacts`` in the world frame (:class:`WorldContacts`).
+
+    ``world_H_links``: ``{link: world_H_link (4, 4)}`` naming every contact's link (from
+    :func:`contact_poses`), or None when the contacts are already given in the world frame.
+    """
+    contacts = list(contacts)
+    if not contacts:
+        raise ValueError("expected at least one contact, got none")
+    for c in contacts:
+        if not isinstance(c, Contact):
+            raise ValueError(f"expected Contact objects, got {type(c).__name__}")
+    points, normals, cones, mus, slices, start = [], [], [], [], [], 0
+    for c in contacts:
+        if world_H_links is None:
+            h = np.eye(4)
+        elif c.link in world_H_links:
+            h = _vector(f"world_H_links['{c.link}']", world_H_links[c.link], (4, 4))
+        else:
+            raise ValueError(f"world_H_links has no pose for contact link '{c.link}'")
+        r = h[:3, :3]
+        k = len(c.points)
+        points.append(c.points @ r.T + h[:3, 3])
+        normals.append(np.repeat((r @ c.normal)[None, :], k, axis=0))
+        cones.append(np.repeat((c.cone(n_facets) @ r.T)[None], k, axis=0))
+        mus.append(np.full(k, c.friction))
+        slices.append(slice(start, start + k))
+        start += k
+    return WorldContacts(np.concatenate(points), np.concatenate(normals),
+                         np.concatenate(cones), np.concatenate(mus), tuple(slices))
+
+
+def ground_axes(gravity):
+    """(2, 3) orthonormal axes e1, e2 of the ground plane (normal to gravity), with
+    (e1, e2, up) right-handed, up = -gravity/|gravity|: world x, y for gravity along -z."""
+    g = _vector("gravity", gravity, (3,))
+    norm = np.linalg.norm(g)
+    if norm < 1e-12:
+        raise ValueError("gravity is zero: no support polygon or static equilibrium")
+    up = -g / norm
+    if up[0] == 0.0 and up[1] == 0.0 and up[2] > 0.0:
+        return np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    axis = np.eye(3)[0] if abs(up[0]) < 0.9 else np.eye(3)[1]
+    e1 = axis - (axis @ up) * up
+    e1 /= np.linalg.norm(e1)
+    return np.array([e1, cross3(up, e1)])
+
+
+def convex_hull(points, tol=1e-12):
+    """Convex hull (m, 2) of 2-D points (N, 2), counter-clockwise, collinear points dropped
+    (Andrew's monotone chain). Degenerate inputs give 1 (a point) or 2 (a segment) vertices."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 2)
+    if len(pts) == 0:
+        return np.zeros((0, 2))
+    order = np.lexsort((pts[:, 1], pts[:, 0]))
+    pts = pts[order]
+    scale = max(1.0, float(np.abs(pts).max()))
+    eps = tol * scale * scale
+    seq = pts.tolist()      # plain floats: the loop below is ~5x faster than on arrays
+
+    def chain(seq):
+        out = []
+        for p in seq:
+            while len(out) >= 2:
+                a, b = out[-2], out[-1]
+                if (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]) > eps:
+                    break
+                out.pop()
+            out.append(p)
+        return out
+
+    lower, upper = chain(seq), chain(seq[::-1])
+    hull = np.array(lower[:-1] + upper[:-1]) if len(pts) > 1 else pts
+    if len(hull) == 0 or (len(hull) == 2 and np.allclose(hull[0], hull[1], atol=tol * scale)):
+        return pts[:1]
+    return hull
+
+
+@dataclass(frozen=True, eq=False)
+class SupportPolygon:
+    """Convex set of admissible CoM ground positions.
+
+    - ``vertices`` (m, 2): counter-clockwise, ground coordinates (see :func:`ground_axes`);
+      m = 0 when no CoM position admits equilibrium, 1 or 2 for a point or a segment.
+    - ``axes`` (2, 3): world directions e1, e2 of the ground coordinates.
+    - ``bounded``: False when the polygon reached the +-1 km box that bounds the LPs (contacts
+      that can squeeze, e.g. between two walls, admit CoMs arbitrarily far away).
+    - ``method``: ``'hull'`` (flat contacts) or ``'projection'`` (iterative projection).
+    - ``n_lps``: number of linear programs solved.
+    """
+
+    vertices: np.ndarray
+    axes: np.ndarray
+    bounded: bool = True
+    method: str = "hull"
+    n_lps: int = 0
+    _lines: tuple = field(default=None, repr=False)
+
+    def __post_init__(self):
+        v = np.asarray(self.vertices, dtype=float).reshape(-1, 2)
+        object.__setattr__(self, "vertices", v)
+        if len(v) >= 3:
+            edge = np.roll(v, -1, axis=0) - v
+            normal = np.stack([edge[:, 1], -edge[:, 0]], axis=1)
+            normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+            object.__setattr__(self, "_lines", (normal, np.einsum("ij,ij->i", normal, v)))
+
+    @property
+    def halfplanes(self):
+        """(normals (m, 2), offsets (m,)): the polygon is ``normals @ x <= offsets``, unit
+        outward normals, one per edge (vertex i to i+1). Only for m >= 3 (else ValueError)."""
+        if self._lines is None:
+            raise ValueError(f"the support polygon has {len(self.vertices)} vertices: no "
+                             "half-plane form")
+        return self._lines[0].copy(), self._lines[1].copy()
+
+    @property
+    def area(self):
+        v = self.vertices
+        if len(v) < 3:
+            return 0.0
+        return 0.5 * float(np.sum(v[:, 0] * np.roll(v[:, 1], -1) - np.roll(v[:, 0], -1) * v[:, 1]))
+
+    def project(self, point):
+        """Ground coordinates (2,) of a world point (3,) (its projection along gravity)."""
+        return self.axes @ _vector("point", point, (3,))
+
+    def margin(self, point):
+        """Signed distance [m] from ``point`` to the polygon boundary: positive inside.
+
+        ``point``: a world point (3,) (a CoM; projected along gravity) or ground coordinates
+        (2,). Outside (and for degenerate polygons) it is minus the Euclidean distance to the
+        polygon; for an empty polygon, -inf.
+        """
+        x = np.asarray(point, dtype=float)
+        x = self.project(x) if x.shape == (3,) else _vector("point", x, (2,))
+        v = self.vertices
+        if len(v) == 0:
+            return -np.inf
+        if self._lines is not None:
+            normal, offset = self._lines
+            slack = offset - normal @ x
+            if (slack >= 0.0).all():
+                return float(slack.min())
+        a, b = v, np.roll(v, -1, axis=0)
+        ab = b - a
+        den = np.maximum(np.einsum("ij,ij->i", ab, ab), 1e-300)
+        t = np.clip(np.einsum("ij,ij->i", x - a, ab) / den, 0.0, 1.0)
+        return -float(np.min(np.linalg.norm(a + t[:, None] * ab - x, axis=1)))
+
+    def contains(self, point, tol=0.0):
+        """``margin(point) >= -tol``."""
+        return self.margin(point) >= -tol
+
+
+def _is_flat(wc, up):
+    heights = wc.points @ up
+    return bool((wc.normals @ up >= 1.0 - _FLAT_TOL).all()
+                and heights.max() - heights.min() <= _FLAT_TOL)
+
+
+def support_polygon(contacts, world_H_links=None, gravity=_GRAVITY, n_facets=DEFAULT_FACETS,
+                    method="auto"):
+    """Support polygon of ``contacts`` under ``gravity`` (:class:`SupportPolygon`).
+
+    Parameters
+    ----------
+    contacts : sequence of Contact
+    world_H_links : dict, optional
+        ``{link: world_H_link (4, 4)}`` (e.g. :func:`contact_poses`); None: contacts are given
+        in the world frame.
+    gravity : array_like, shape (3,)
+        Only its direction matters [m/s^2].
+    n_facets : int
+        Facets of the linearised friction cones (>= 3).
+    method : {'auto', 'hull', 'projection'}
+        'auto': the convex hull for flat contacts (see the module docstring), else the
+        iterative projection; 'hull' forces the hull (ValueError unless flat); 'projection'
+        forces the LPs.
+    """
+    if method not in ("auto", "hull", "projection"):
+        raise ValueError(f"expected method 'auto', 'hull' or 'projection', got {method!r}")
+    axes = ground_axes(gravity)
+    up = -np.asarray(gravity, dtype=float) / np.linalg.norm(gravity)
+    wc = world_contacts(contacts, world_H_links, n_facets)
+    flat = _is_flat(wc, up)
+    if method == "hull" and not flat:
+        raise ValueError("method='hull' needs flat contacts: coplanar points on a plane normal "
+                         "to gravity, normals against gravity")
+    if method == "hull" or (method == "auto" and flat):
+        return SupportPolygon(convex_hull(wc.points @ axes.T), axes, True, "hull", 0)
+    return _project(wc, axes, up)
+
+
+def _project(wc, axes, up):
+    """Bretl and Lall's iterative projection of the equilibrium polyhedron onto the CoM plane."""
+    p_count = len(wc.points)
+    # variables x = [c1, c2, f_1 .. f_P], forces in units of the weight m |g|
+    a_eq = np.zeros((6, 2 + 3 * p_count))
+    a_eq[:3, 2:] = np.tile(np.eye(3), p_count)
+    centroid = wc.points.mean(axis=0)
+    # moments about the contact centroid (conditioning): sum (p_i - o) x f_i + (c - o) x (-up) = 0
+    a_eq[3:, 0] = np.cross(axes[0], -up)
+    a_eq[3:, 1] = np.cross(axes[1], -up)
+    a_eq[3:, 2:] = np.hstack(skew(wc.points - centroid))
+    # (c - o) x (-up) = c1 e1 x (-up) + c2 e2 x (-up) - o x (-up): the constant goes right
+    b_eq = np.concatenate([up, np.cross(centroid, -up)])
+    c0 = axes @ centroid
+    rows = wc.halfspaces.shape[1]
+    a_ub = np.zeros((p_count * rows, 2 + 3 * p_count))
+    for i in range(p_count):
+        a_ub[i * rows:(i + 1) * rows, 2 + 3 * i:5 + 3 * i] = wc.halfspaces[i]
+    b_ub = np.zeros(len(a_ub))
+    bounds = [(c0[0] - _BOX, c0[0] + _BOX), (c0[1] - _BOX, c0[1] + _BOX)] + \
+        [(None, None)] * (3 * p_count)
+    cost = np.zeros(2 + 3 * p_count)
+    queries = []   # (direction (2,), support value, point (2,))
+
+    def support(d):
+        cost[:2] = -d
+        res = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds,
+                      method="highs", options=_LP_OPTIONS)
+        if res.status == 2:
+            return None
+        if res.status != 0:
+            raise RuntimeError(f"support polygon LP failed: {res.message}")
+        queries.append((d, float(d @ res.x[:2]), res.x[:2].copy()))
+        return res.x[:2].copy()
+
+    def cached(d):
+        for dq, value, _ in queries:
+            if np.abs(dq - d).max() < 1e-12:
+                return value
+        return None
+
+    angles = 2.0 * np.pi * np.arange(3) / 3.0
+    points = []
+    for a in angles:
+        x = support(np.array([np.cos(a), np.sin(a)]))
+        if x is None:
+            return SupportPolygon(np.zeros((0, 2)), axes, True, "projection", len(queries) + 1)
+        points.append(x)
+    while len(queries) < _MAX_LPS:
+        hull = convex_hull(np.array(points), tol=1e-14)
+        if len(hull) == 1:
+            break
+        if len(hull) == 2:
+            edges = [(hull[0], hull[1]), (hull[1], hull[0])]
+        else:
+            edges = list(zip(hull, np.roll(hull, -1, axis=0)))
+        new = []
+        for a, b in edges:
+            e = b - a
+            d = np.array([e[1], -e[0]]) / np.linalg.norm(e)
+            value = cached(d)
+            if value is None:
+                x = support(d)
+                value = d @ x
+                if value - d @ a > _EDGE_TOL:
+                    new.append(x)
+        if not new:
+            break
+        points.extend(new)
+    hull = convex_hull(np.array(points), tol=1e-14)
+    bounded = bool((np.abs(hull - c0) < _BOX * (1.0 - 1e-9)).all())
+    return SupportPolygon(hull, axes, bounded, "projection", len(queries))
