@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""End-to-end benchmark of kin_dyn_node with iCub (not a test).
+
+Three processes on loopback DDS:
+- the node, started as launch starts it (``kin_dyn_node --ros-args --params-file
+  config/kin_dyn.yaml ...``) with every output on: /tf (joints + base), ~/com,
+  ~/centroidal_momentum, ~/gravity_torques, ~/forward_dynamics, ~/markers, /diagnostics;
+- a publisher process (this script with ``--publish``): JointState of all 32 joints (with
+  velocities and efforts, so forward dynamics runs) at the rate under test, stamped with the
+  wall clock at publication, plus odometry of the root link and both foot wrenches at
+  ``--aux-rate``;
+- this process: publishes the description, receives every per-tick output as raw bytes
+  (the stamp is read from the CDR header, no deserialisation) and computes, per output,
+  the latency from the JointState's publication (its stamp) to reception (the middleware's
+  reception time where rclpy gives it, Jazzy; else when the callback runs), and the
+  fraction of published JointStates that produced the output.
+
+The first 0.5 s of each rate are left out of the figures. A rate is *sustained* when
+every output arrives for >= 99 % of the JointStates and its p99
+latency stays under 5 periods (no queue building up). Target: 1 kHz, p99 < 2 ms.
+
+Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
+        [--duration 3] [--aux-rate 100]
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import random
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+NODE = 'kin_dyn_node'
+WARMUP_S = 0.5
+# output key -> (topic, byte offset of header.stamp in the CDR data incl. the 4-byte
+# encapsulation header: arrays have a 4-byte length first)
+OUTPUTS = {'tf': ('/tf', 8), 'com': (f'/{NODE}/com', 4),
+           'momentum': (f'/{NODE}/centroidal_momentum', 4),
+           'gravity': (f'/{NODE}/gravity_torques', 4),
+           'forward_dynamics': (f'/{NODE}/forward_dynamics', 4),
+           'markers': (f'/{NODE}/markers', 8)}
+
+
+def loopback_env():
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    os.environ['ROS_LOCALHOST_ONLY'] = '1'
+    os.environ.setdefault('ROS_DOMAIN_ID', str(random.SystemRandom().randint(1, 100)))
+
+
+def icub_urdf():
+    import icub_models
+    return pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
+
+
+# -- the publisher process ---------------------------------------------------------------------
+def publish(rate, duration, aux_rate):
+    """Publish JointStates at ``rate`` for ``duration`` s (after 1 s of discovery); print
+    {"sent", "first_ns", "last_ns"} as JSON."""
+    import rclpy
+    from geometry_msgs.msg import WrenchStamped
+    from nav_msgs.msg import Odometry
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import JointState
+    from kin_dyn_ros.dynamics import KinDynComputations
+
+    rclpy.init()
+    node = rclpy.create_node('kin_dyn_bench_publisher', start_parameter_services=False)
+    names = KinDynComputations(icub_urdf()).joints_name_list
+    js_pub = node.create_publisher(JointState, 'joint_states', qos_profile_sensor_data)
+    odom_pub = node.create_publisher(Odometry, 'odom', qos_profile_sensor_data)
+    wrench_pubs = [node.create_publisher(WrenchStamped, f'{c}/wrench', qos_profile_sensor_data)
+                   for c in ('l_sole', 'r_sole')]
+    deadline = time.monotonic() + 10.0
+    while js_pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(1.0)    # let the rest of discovery settle
+    rng = np.random.default_rng(0)
+    msg = JointState(name=names, position=rng.uniform(-0.3, 0.3, len(names)).tolist(),
+                     velocity=rng.normal(size=len(names)).tolist(),
+                     effort=rng.normal(size=len(names)).tolist())
+    odom = Odometry()
+    odom.header.frame_id, odom.child_frame_id = 'odom', 'root_link'
+    odom.pose.pose.position.z = 0.6
+    odom.twist.twist.linear.x = 0.1
+    wrench = WrenchStamped()
+    wrench.wrench.force.z = 150.0
+    period, aux_every = 1.0 / rate, max(1, round(rate / aux_rate))
+    start = time.monotonic() + 0.01
+    count, first, last = 0, None, None
+    while (now := time.monotonic()) < start + duration:
+        target = start + count * period
+        if target > now:
+            time.sleep(target - now)
+        stamp_ns = time.time_ns()
+        stamp = msg.header.stamp
+        stamp.sec, stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
+        if count % aux_every == 0:
+            odom.header.stamp = wrench.header.stamp = stamp
+            odom_pub.publish(odom)
+            for pub in wrench_pubs:
+                pub.publish(wrench)
+        js_pub.publish(msg)
+        first = stamp_ns if first is None else first
+        last, count = stamp_ns, count + 1
+    print(json.dumps({'sent': count, 'first_ns': first, 'last_ns': last}), flush=True)
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+# -- the measuring process ---------------------------------------------------------------------
+def output_types():
+    """Message type of each output (a raw subscription still needs its type)."""
+    from geometry_msgs.msg import PointStamped, TwistStamped
+    from sensor_msgs.msg import JointState
+    from tf2_msgs.msg import TFMessage
+    from visualization_msgs.msg import MarkerArray
+    from kin_dyn_ros_interfaces.msg import ForwardDynamics
+    return {'tf': TFMessage, 'com': PointStamped, 'momentum': TwistStamped,
+            'gravity': JointState, 'forward_dynamics': ForwardDynamics, 'markers': MarkerArray}
+
+
+class Receiver:
+    """Raw subscriptions to every per-tick output; records (stamp, arrival) in ns."""
+
+    def __init__(self, node):
+        from rclpy.qos import QoSProfile
+        from rclpy.subscription import Subscription
+        from kin_dyn_ros.outputs import NO_SUBSCRIPTION_EVENTS, TF_QOS
+        # rclpy passes the message info (with the reception time) to 2-argument callbacks
+        self.with_info = hasattr(Subscription, 'CallbackType')     # Jazzy and newer
+        self.records = {key: [] for key in OUTPUTS}
+        for key, (topic, offset) in OUTPUTS.items():
+            qos = TF_QOS if key == 'tf' else QoSProfile(depth=1000)
+            node.create_subscription(output_types()[key], topic, self._callback(key, offset),
+                                     qos, raw=True, event_callbacks=NO_SUBSCRIPTION_EVENTS)
+
+    def _callback(self, key, offset):
+        records, unpack = self.records[key], struct.Struct('<iI').unpack_from
+        if self.with_info:      # the middleware's reception time (wall clock)
+            def callback(data, info):
+                sec, nsec = unpack(data, offset)
+                records.append((sec * 1_000_000_000 + nsec, info['received_timestamp']))
+        else:                   # Humble: when the callback runs
+            def callback(data):
+                sec, nsec = unpack(data, offset)
+                records.append((sec * 1_000_000_000 + nsec, time.time_ns()))
+        return callback
+
+    def clear(self):
+        for r in self.records.values():
+            r.clear()
+
+
+def measure(executor, receiver, rate, duration, aux_rate):
+    receiver.clear()
+    pub = subprocess.Popen([sys.executable, __file__, '--publish', '--rate', str(rate),
+                            '--duration', str(duration), '--aux-rate', str(aux_rate)],
+                           stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    while pub.poll() is None:
+        executor.spin_once(timeout_sec=0.01)
+    end = time.monotonic() + 0.5              # drain what is still in flight
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.01)
+    sent = json.loads(pub.stdout.read().strip().splitlines()[-1])
+    # the first WARMUP_S of each run are left out (publisher start, first ticks)
+    first = sent['first_ns'] + int(WARMUP_S * 1e9)
+    span = max(1, sent['last_ns'] - sent['first_ns'])
+    expected = sent['sent'] * (sent['last_ns'] - first) / span
+    row = {'rate': rate, 'sent': round(expected)}
+    for key, records in receiver.records.items():
+        inside = [(s, r) for s, r in records if first <= s <= sent['last_ns']]
+        latency = np.array([r - s for s, r in inside]) * 1e-6
+        row[key] = {'ratio': len({s for s, _ in inside}) / max(1.0, expected),
+                    'p50': float(np.percentile(latency, 50)) if len(latency) else float('nan'),
+                    'p99': float(np.percentile(latency, 99)) if len(latency) else float('nan')}
+    period_ms = 1e3 / rate
+    row['sustained'] = all(row[k]['ratio'] >= 0.99 and row[k]['p99'] < 5 * period_ms
+                           for k in OUTPUTS)
+    return row
+
+
+def print_table(rows):
+    keys = list(OUTPUTS)
+    print(f"{'rate [Hz]':>9} {'sent':>6}  " + '  '.join(f'{k:>22}' for k in keys)
+          + '  sustained')
+    print(f"{'':>9} {'':>6}  " + '  '.join(f"{'recv% p50/p99 [ms]':>22}" for _ in keys))
+    for row in rows:
+        cells = [f"{100 * row[k]['ratio']:5.1f}% {row[k]['p50']:6.2f}/{row[k]['p99']:6.2f}"
+                 for k in keys]
+        print(f"{row['rate']:>9} {row['sent']:>6}  " + '  '.join(f'{c:>22}' for c in cells)
+              + f"  {'yes' if row['sustained'] else 'NO'}")
+    ok = [r['rate'] for r in rows if r['sustained']]
+    print(f"highest sustained rate: {max(ok) if ok else 'none'} Hz")
+
+
+def start_node():
+    exe = [str(pathlib.Path(sys.prefix) / 'bin' / 'kin_dyn_node')]
+    if not os.access(exe[0], os.X_OK):
+        exe = [sys.executable, '-m', 'kin_dyn_ros.node']
+    params = ['use_odometry:=true', 'publish_tf:=true', 'publish_base_tf:=true',
+              'publish_markers:=true', 'publish_forward_dynamics:=true', 'rate:=0.0']
+    return subprocess.Popen(exe + ['--ros-args', '--params-file', str(REPO / 'config' /
+                                                                      'kin_dyn.yaml')]
+                            + [a for p in params for a in ('-p', p)], cwd=REPO,
+                            env=dict(os.environ))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--rates', type=float, nargs='+', default=[250, 500, 1000, 2000])
+    parser.add_argument('--duration', type=float, default=3.0, help='s per rate')
+    parser.add_argument('--aux-rate', type=float, default=100.0,
+                        help='Hz of odometry and wrenches')
+    parser.add_argument('--publish', action='store_true', help=argparse.SUPPRESS)
+    parser.add_argument('--rate', type=float, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    loopback_env()
+    if args.publish:
+        return publish(args.rate, args.duration, args.aux_rate)
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from std_msgs.msg import String
+    from kin_dyn_ros.outputs import LATCHED_QOS
+
+    node_proc = start_node()
+    rclpy.init()
+    # a lean receiver: no parameter services, no QoS event handlers (fewer waitables per wake)
+    node = rclpy.create_node('kin_dyn_bench_receiver', start_parameter_services=False)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        description = node.create_publisher(String, 'robot_description', LATCHED_QOS)
+        description.publish(String(data=icub_urdf()))
+        receiver = Receiver(node)
+        if receiver.with_info:
+            # Lower the priority of this (main) thread only: Linux nice is per thread, so
+            # the middleware threads that stamp the reception keep theirs; the node under
+            # test then wins the CPU when the two cores are contended.
+            os.nice(10)
+        rows = []
+        for rate in args.rates:
+            rows.append(measure(executor, receiver, int(rate), args.duration, args.aux_rate))
+            print(f'{int(rate)} Hz done', file=sys.stderr, flush=True)
+        print_table(rows)
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+        node_proc.send_signal(signal.SIGINT)
+        node_proc.wait(timeout=20)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""diagnostic_msgs/DiagnosticArray of the node (pure; no rclpy.init() needed).
+
+Three statuses, named ``<node>: model``, ``<node>: inputs`` and ``<node>: tick``:
+
+- model: OK with its name, root link, joint and frame counts; ERROR while none is loaded.
+- inputs: ages [s] of the latest joint_states, odometry and each contact wrench (receive
+  time on the node's clock), the model joints never received; WARN when joint_states are
+  older than joint_state_timeout, a joint is missing, odometry is missing, or a wrench is
+  stale (older than wrench_timeout at the last tick) or missing.
+- tick: ticks in the last second and their mean/max duration [ms] (compute + publish).
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+
+__all__ = ["TickStats", "InputsReport", "build_diagnostics"]
+
+OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.ERROR
+
+
+class TickStats:
+    """Durations of the ticks of the last ``window`` seconds (monotonic clock)."""
+
+    def __init__(self, window=1.0):
+        self.window = window
+        self._ticks = deque()
+
+    def add(self, t, duration):
+        """Record a tick that ended at ``t`` [s] and took ``duration`` [s]."""
+        self._ticks.append((t, duration))
+        while self._ticks and self._ticks[0][0] < t - self.window:
+            self._ticks.popleft()
+
+    def summary(self, now):
+        """(count, mean [s], max [s]) of the ticks in (now - window, now]."""
+        durations = [d for t, d in self._ticks if t > now - self.window]
+        if not durations:
+            return 0, 0.0, 0.0
+        return len(durations), sum(durations) / len(durations), max(durations)
+
+
+@dataclass
+class InputsReport:
+    """Freshness of the inputs; ages in s, None = never received."""
+
+    joint_state_age: float = None
+    joint_state_timeout: float = 0.5
+    missing_joints: list = field(default_factory=list)
+    use_odometry: bool = True
+    odometry_age: float = None
+    wrenches: list = field(default_factory=list)    # [(contact, age or None, stale)]
+    forward_dynamics: str = ""                       # why it is skipped, if it is
+
+
+def _status(name, level, message, values):
+    return DiagnosticStatus(level=level, name=name, message=message, hardware_id="",
+                            values=[KeyValue(key=k, value=str(v)) for k, v in values])
+
+
+def _age(age):
+    return "never" if age is None else f"{age:.3f}"
+
+
+def _model_status(name, model):
+    if model is None:
+        return _status(f"{name}: model", ERROR, "no robot_description loaded", [])
+    robot, root, joints, frames = model
+    return _status(f"{name}: model", OK, f"{robot} loaded",
+                   [("robot", robot), ("root_link", root), ("joints", joints),
+                    ("frames", frames)])
+
+
+def _inputs_status(name, inputs):
+    problems, values = [], [("joint_states age [s]", _age(inputs.joint_state_age))]
+    if inputs.joint_state_age is None or inputs.joint_state_age > inputs.joint_state_timeout:
+        problems.append("joint_states stale")
+    if inputs.missing_joints:
+        problems.append(f"{len(inputs.missing_joints)} joints never received")
+    values.append(("missing joints", " ".join(inputs.missing_joints)))
+    if inputs.use_odometry:
+        values.append(("odometry age [s]", _age(inputs.odometry_age)))
+        if inputs.odometry_age is None:
+            problems.append("no odometry")
+    for contact, age, stale in inputs.wrenches:
+        values.append((f"wrench {contact} age [s]", _age(age)))
+        if age is None or stale:
+            problems.append(f"wrench {contact} {'missing' if age is None else 'stale'}")
+    values.append(("forward dynamics", inputs.forward_dynamics or "computed"))
+    return _status(f"{name}: inputs", WARN if problems else OK,
+                   "; ".join(problems) or "inputs fresh", values)
+
+
+def _tick_status(name, summary):
+    count, mean, worst = summary
+    return _status(f"{name}: tick", OK if count else WARN,
+                   f"{count} ticks in the last second" if count else "no tick in the last second",
+                   [("ticks", count), ("mean [ms]", f"{1e3 * mean:.3f}"),
+                    ("max [ms]", f"{1e3 * worst:.3f}")])
+
+
+def build_diagnostics(name, stamp, model, inputs, summary):
+    """DiagnosticArray of the node.
+
+    ``model``: None or (robot name, root link, joint count, frame count); ``inputs``: an
+    :class:`InputsReport`; ``summary``: :meth:`TickStats.summary`.
+    """
+    msg = DiagnosticArray()
+    msg.header.stamp = stamp
+    msg.status = [_model_status(name, model), _inputs_status(name, inputs),
+                  _tick_status(name, summary)]
+    return msg

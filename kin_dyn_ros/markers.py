@@ -1,0 +1,109 @@
+"""visualization_msgs/MarkerArray of one tick: CoM, its ground projection, centroidal
+momentum arrows and contact forces. Pure (no rclpy.init()); messages are built once and
+updated in place every tick.
+
+Stable namespaces and ids (rviz keeps one marker per (ns, id)):
+
+- ``com`` 0: sphere at the CoM; ``com_projection`` 0: flat disc at (x, y, 0) of the world
+  frame (z = 0 is taken as the ground).
+- ``momentum`` 0: linear momentum m v_com [kg m/s], arrow from the CoM, LINEAR_SCALE m per
+  unit; ``momentum`` 1: angular momentum about the CoM [kg m^2/s], ANGULAR_SCALE m per unit.
+- ``contact_forces`` k: force of contact k (in ``contacts`` order) at its link's origin,
+  FORCE_SCALE m per N; DELETE when that contact has no active wrench.
+
+All positions are in the world frame. On a model reload the node publishes
+:meth:`MarkerSet.delete_all` first.
+"""
+
+import numpy as np
+from geometry_msgs.msg import Point
+from visualization_msgs.msg import Marker, MarkerArray
+
+__all__ = ["MarkerSet", "LINEAR_SCALE", "ANGULAR_SCALE", "FORCE_SCALE"]
+
+LINEAR_SCALE = 0.05     # m of arrow per kg m/s
+ANGULAR_SCALE = 0.5     # m of arrow per kg m^2/s
+FORCE_SCALE = 0.002     # m of arrow per N
+COM_DIAMETER = 0.05     # m
+
+
+def _marker(ns, mid, kind, frame, rgba, scale):
+    m = Marker()
+    m.header.frame_id = frame
+    m.ns, m.id, m.type, m.action = ns, mid, kind, Marker.ADD
+    m.pose.orientation.w = 1.0
+    m.scale.x, m.scale.y, m.scale.z = scale
+    m.color.r, m.color.g, m.color.b, m.color.a = rgba
+    if kind == Marker.ARROW:
+        m.points = [Point(), Point()]
+    return m
+
+
+def _point_fields(p):
+    return [(p, "x"), (p, "y"), (p, "z")]
+
+
+class MarkerSet:
+    """The markers of one node, with their per-tick fields listed once.
+
+    :meth:`values` computes every per-tick number; :meth:`update` writes them into the
+    messages, and :attr:`double_fields` / :attr:`integer_fields` name the same fields in the
+    same order for a serialised template (see ``outputs.SerializedTemplate``).
+    """
+
+    def __init__(self, world_frame, contacts):
+        arrow = (0.01, 0.02, 0.03)    # shaft diameter, head diameter, head length [m]
+        self.com = _marker("com", 0, Marker.SPHERE, world_frame, (1.0, 0.5, 0.0, 1.0),
+                           (COM_DIAMETER,) * 3)
+        self.projection = _marker("com_projection", 0, Marker.CYLINDER, world_frame,
+                                  (1.0, 0.5, 0.0, 0.6), (COM_DIAMETER, COM_DIAMETER, 0.002))
+        self.linear = _marker("momentum", 0, Marker.ARROW, world_frame, (0.0, 0.4, 1.0, 1.0),
+                              arrow)
+        self.angular = _marker("momentum", 1, Marker.ARROW, world_frame, (0.8, 0.0, 0.8, 1.0),
+                               arrow)
+        self.forces = [_marker("contact_forces", k, Marker.ARROW, world_frame,
+                               (0.1, 0.8, 0.1, 1.0), arrow) for k in range(len(contacts))]
+        self.array = MarkerArray(markers=[self.com, self.projection, self.linear,
+                                          self.angular, *self.forces])
+        self.double_fields = [f for p in ([self.com.pose.position, self.projection.pose.position]
+                                          + [q for m in [self.linear, self.angular, *self.forces]
+                                             for q in m.points])
+                              for f in _point_fields(p)]
+        self.integer_fields = ([f for m in self.array.markers
+                                for f in ((m.header.stamp, "sec"), (m.header.stamp, "nanosec"))]
+                               + [(m, "action") for m in self.forces])
+
+    def values(self, stamp, com, momentum, forces):
+        """Per-tick numbers: (doubles, integers) in the order of the field lists.
+
+        ``com`` (3,) [m] and ``momentum`` (6,) [linear; angular about the CoM] in the world
+        frame; ``forces``: one entry per contact, ``(origin (3,), force (3,))`` in the world
+        frame [m, N], or None for a contact without an active wrench (its marker is DELETEd).
+        """
+        com, momentum = np.asarray(com, float), np.asarray(momentum, float)
+        points = [com, [com[0], com[1], 0.0], com, com + LINEAR_SCALE * momentum[:3],
+                  com, com + ANGULAR_SCALE * momentum[3:]]
+        for entry in forces:
+            origin, force = (np.zeros(3), np.zeros(3)) if entry is None else entry
+            points += [origin, np.asarray(origin) + FORCE_SCALE * np.asarray(force)]
+        integers = ([stamp.sec, stamp.nanosec] * len(self.array.markers)
+                    + [Marker.DELETE if e is None else Marker.ADD for e in forces])
+        return np.concatenate(points), integers
+
+    def update(self, stamp, com, momentum, forces):
+        """Fill the markers of one tick (see :meth:`values`) and return the MarkerArray."""
+        doubles, integers = self.values(stamp, com, momentum, forces)
+        for (obj, attr), v in zip(self.double_fields, doubles.tolist()):
+            setattr(obj, attr, v)
+        for (obj, attr), v in zip(self.integer_fields, integers):
+            setattr(obj, attr, int(v))
+        return self.array
+
+    @staticmethod
+    def delete_all(stamp, frame):
+        """MarkerArray with one DELETEALL marker (sent on a model reload)."""
+        m = Marker()
+        m.header.frame_id = frame
+        m.header.stamp = stamp
+        m.action = Marker.DELETEALL
+        return MarkerArray(markers=[m])

@@ -1,0 +1,439 @@
+"""``kin_dyn_node``: floating-base kinematics and dynamics of a robot, published every tick.
+
+A thin layer over :class:`kin_dyn_ros.dynamics.KinDynComputations`: messages to arrays,
+one ``kd.compute_tick`` per tick, arrays to messages. Bad input (ValueError from the
+conversions or the core) is logged throttled and dropped; it never stops the node nor
+changes its state.
+
+Inputs: ``robot_description`` (parameter, else topic: reliable, transient_local), ``joint_states``
+(merged by name, SensorDataQoS, QoS overridable), nav_msgs/Odometry on ``odometry_topic``
+(the child frame may be any link), a geometry_msgs/WrenchStamped per contact.
+Outputs, stamped with the JointState's stamp: /tf, /tf_static, ~/com, ~/centroidal_momentum
+(TwistStamped: linear = m v_com, angular = angular momentum about the CoM, world axes),
+~/gravity_torques, ~/forward_dynamics, ~/markers, /diagnostics; services ~/get_jacobian,
+~/get_mass_matrix, ~/get_dynamics (:mod:`.services`). Parameters: :mod:`.settings`.
+
+Choices where the requirements are open:
+- A tick whose JointState stamp equals the last one is skipped entirely (also in timer
+  mode: no new JointState, no tick); a stamp going backwards is logged and accepted (reset).
+  An unstamped (zero) JointState or WrenchStamped gets the node clock's time on arrival.
+- Until the first odometry the base is at ``fixed_base_pose`` and world -> base is not on
+  /tf; with ``use_odometry: false`` it is published at ``fixed_base_pose``.
+- Odometry must be in ``world_frame`` (or have an empty frame_id); wrench age is the tick's
+  stamp minus the wrench's stamp.
+- Forward dynamics runs only when the latest JointState of every (non-mimic) joint carried
+  an effort; otherwise it is skipped with a throttled note (and in /diagnostics).
+"""
+
+import gc
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import rclpy
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.exceptions import NameValidationException, ParameterException
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos_overriding_options import QoSOverridingOptions
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from geometry_msgs.msg import WrenchStamped
+from tf2_msgs.msg import TFMessage
+
+from .conversions import (JointStateMerger, base_state_from_odometry,
+                          change_base_representation, pose_to_matrix, stamp_to_ns,
+                          twist_to_array, wrench_to_array)
+from .diagnostics import InputsReport, TickStats, build_diagnostics
+from .dynamics import KinDynComputations, Representations
+from .markers import MarkerSet
+from .outputs import (LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, Publishers, TickMessages,
+                      static_transforms)
+from .services import DynamicsServices, MeasuredState
+from .settings import MODEL_FIELDS, declare_settings, updated_settings
+
+__all__ = ["KinDynNode", "main"]
+
+THROTTLE_S = 5.0
+BODY = Representations.BODY_FIXED_REPRESENTATION
+
+
+@dataclass
+class _Model:
+    """A loaded model: the tick's and the services' KinDynComputations, the merged joint
+    states, its messages and the contacts that are links of it."""
+
+    urdf: str
+    kd: KinDynComputations
+    aux: KinDynComputations
+    merger: JointStateMerger
+    messages: TickMessages = None
+    contacts: tuple = ()
+    complete: bool = False     # every joint received at least once
+
+
+@dataclass(frozen=True)
+class _Timed:
+    """A validated input: odometry (frame = child link, value = (w_H_c, twist)) or a
+    wrench (frame = expressed-in frame, value = (6,)); stamp and arrival in ns."""
+
+    frame: str
+    value: object
+    stamp_ns: int
+    received_ns: int
+
+
+class KinDynNode(Node):
+    """The node; ``kwargs`` go to rclpy's Node (context, parameter_overrides, namespace).
+
+    Raises ValueError when a parameter is invalid.
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__("kin_dyn_node", **kwargs)
+        self._settings = declare_settings(self)
+        self._model = self._measured = self._odometry = self._js_stamp = None
+        self._js_received_ns = self._last_stamp_ns = None
+        self._wrenches, self._stale = {}, set()
+        self._fd_note = "no tick yet"
+        self._static = {}
+        self._stats = TickStats()
+        self._tick_timer = self._diag_timer = None
+        self._pub = Publishers(self)
+        self._configure(self._settings)
+        self._make_subscriptions()
+        self._dyn_services = DynamicsServices(self, self._service_source)
+        self._make_timers()
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        if self._settings.robot_description:
+            error = self._load_model(self._settings.robot_description, self._settings, True)
+            if error:
+                raise ValueError(f"parameter 'robot_description': {error}")
+
+    # -- set-up ----------------------------------------------------------------------------
+    def _make_subscriptions(self):
+        s = self._settings
+        self.create_subscription(String, "robot_description", self._on_description,
+                                 LATCHED_QOS)
+
+        def sensor(msg_type, topic, callback):
+            self.create_subscription(
+                msg_type, topic, callback, qos_profile_sensor_data,
+                qos_overriding_options=QoSOverridingOptions.with_default_policies(),
+                event_callbacks=NO_SUBSCRIPTION_EVENTS)
+        sensor(JointState, "joint_states", self._on_joint_state)
+        if s.use_odometry:
+            sensor(Odometry, s.odometry_topic, self._on_odometry)
+        for contact, topic in s.contact_topics:
+            sensor(WrenchStamped, topic, lambda msg, c=contact: self._on_wrench(c, msg))
+
+    def _make_timers(self):
+        for timer in (self._tick_timer, self._diag_timer):
+            if timer is not None:
+                self.destroy_timer(timer)
+        s = self._settings
+        self._tick_timer = self.create_timer(1.0 / s.rate, self._tick) if s.rate > 0 else None
+        self._diag_timer = self.create_timer(s.diagnostics_period, self._publish_diagnostics)
+
+    def _load_model(self, urdf, settings, from_parameter=False):
+        """Build the model from ``urdf``; returns None, or the error (old model kept).
+        A description from the parameter is re-published on the robot_description topic."""
+        try:
+            kd, aux = (KinDynComputations(urdf, root_link=settings.base_frame or None,
+                                          gravity=np.array(settings.gravity))
+                       for _ in range(2))
+        except Exception as exc:  # a description that fails to parse: any parser error
+            name = self._model.kd.model.name if self._model else "none"
+            error = f"rejected robot_description ({exc}); keeping the current model ({name})"
+            self.get_logger().error(error)
+            return error
+        merger = JointStateMerger(kd.joints_name_list, kd.mimic_joints,
+                                  settings.default_joint_position)
+        if self._model is not None:
+            merger.carry_over(self._model.merger)
+        self._model = _Model(urdf, kd, aux, merger)
+        self._configure(settings, reloaded=True)
+        if from_parameter:
+            self._pub.description.publish(String(data=urdf))
+        self.get_logger().info(
+            f"loaded model '{kd.model.name}': {kd.NDoF} joints, {len(kd.frame_names)} frames, "
+            f"base '{kd.model.root_link}', {kd.get_total_mass():.3f} kg")
+        return None
+
+    def _configure(self, settings, reloaded=False):
+        """Apply ``settings`` to the current model: messages, /tf_static, contacts."""
+        self._settings, m = settings, self._model
+        self._fixed_base, self._root_base = settings.base_pose, (None, None)
+        if m is None:
+            return
+        m.kd.set_frame_velocity_representation(settings.representation)
+        m.merger.set_default_position(settings.default_joint_position)
+        m.messages = TickMessages(m.kd, settings)
+        m.contacts = tuple(c for c in settings.contacts if c in m.kd.model.frame_index)
+        for c in set(settings.contacts) - set(m.contacts):
+            self.get_logger().error(f"contact '{c}' is not a link of the model: ignored")
+        if reloaded:   # inputs naming frames the new model lacks are dropped
+            self._measured, frames = None, m.kd.model.frame_index
+            if self._odometry is not None and self._odometry.frame not in frames:
+                self._odometry = None
+            self._wrenches = {c: w for c, w in self._wrenches.items() if w.frame in frames}
+        stamp = self.get_clock().now().to_msg()
+        if settings.publish_tf:
+            self._static = static_transforms(m.kd, settings.frame_prefix, stamp)
+            self._pub.tf_static.publish(TFMessage(transforms=list(self._static.values())))
+        if reloaded and settings.publish_markers:
+            self._pub.markers.publish(MarkerSet.delete_all(stamp, settings.world_frame))
+
+    # -- inputs ----------------------------------------------------------------------------
+    def _on_description(self, msg):
+        if self._settings.robot_description:
+            self.get_logger().info("robot_description topic ignored: the parameter is set",
+                                   once=True)
+        elif self._model is None or msg.data != self._model.urdf:
+            self._load_model(msg.data, self._settings)
+
+    def _now_ns(self):
+        return self.get_clock().now().nanoseconds
+
+    def _on_joint_state(self, msg):
+        m = self._model
+        if m is None:
+            self.get_logger().info("joint_states ignored: no robot_description yet",
+                                   throttle_duration_sec=THROTTLE_S)
+            return
+        try:
+            m.merger.update(msg)
+        except ValueError as exc:
+            self.get_logger().warning(f"JointState dropped: {exc}",
+                                      throttle_duration_sec=THROTTLE_S)
+            return
+        now = self.get_clock().now()
+        self._js_received_ns = now.nanoseconds
+        zero = msg.header.stamp.sec == 0 and msg.header.stamp.nanosec == 0
+        self._js_stamp = now.to_msg() if zero else msg.header.stamp
+        if self._settings.rate == 0:
+            self._tick()
+
+    def _model_frame(self, frame):
+        """Model link of a frame id, with or without the frame prefix (None if unknown)."""
+        prefix, index = self._settings.frame_prefix, self._model.kd.model.frame_index
+        if prefix and frame.startswith(prefix) and frame[len(prefix):] in index:
+            return frame[len(prefix):]
+        return frame if frame in index else None
+
+    def _on_odometry(self, msg):
+        try:
+            self._odometry = self._read_odometry(msg)
+        except ValueError as exc:
+            self.get_logger().warning(f"Odometry dropped: {exc}",
+                                      throttle_duration_sec=THROTTLE_S)
+
+    def _read_odometry(self, msg):
+        world = self._settings.world_frame
+        if msg.header.frame_id not in ("", world):
+            raise ValueError(f"frame_id '{msg.header.frame_id}' is not world_frame '{world}'")
+        if self._model is None:
+            raise ValueError("no robot_description yet")
+        child = self._model_frame(msg.child_frame_id)
+        if child is None:
+            raise ValueError(f"child_frame_id '{msg.child_frame_id}' is not a link of the model")
+        value = (pose_to_matrix(msg.pose.pose), twist_to_array(msg.twist.twist))
+        now = self._now_ns()
+        return _Timed(child, value, stamp_to_ns(msg.header.stamp) or now, now)
+
+    def _on_wrench(self, contact, msg):
+        try:
+            if self._model is None:
+                raise ValueError("no robot_description yet")
+            frame = self._model_frame(msg.header.frame_id or contact)
+            if frame is None:
+                raise ValueError(f"frame_id '{msg.header.frame_id}' is not a link of the model")
+            value = wrench_to_array(msg.wrench)
+        except ValueError as exc:
+            self.get_logger().warning(f"WrenchStamped of '{contact}' dropped: {exc}",
+                                      throttle_duration_sec=THROTTLE_S)
+            return
+        now = self._now_ns()
+        self._wrenches[contact] = _Timed(frame, value, stamp_to_ns(msg.header.stamp) or now, now)
+
+    # -- the tick --------------------------------------------------------------------------
+    def _tick(self):
+        m, stamp = self._model, self._js_stamp
+        if m is None or stamp is None or not self._new_stamp(stamp_to_ns(stamp)):
+            return
+        start = time.perf_counter()
+        s, s_dot = m.merger.state()
+        try:
+            w_H_b, nu, have_base = self._base_state(m, s, s_dot)
+            wrenches = self._active_wrenches(m)
+            tau = self._torques(m)
+            result = m.kd.compute_tick(w_H_b, s, nu, s_dot, tau, wrenches if tau is not None
+                                       else None)
+        except ValueError as exc:
+            self.get_logger().warning(f"tick skipped: {exc}", throttle_duration_sec=THROTTLE_S)
+            return
+        self._publish(m, result, stamp, have_base, wrenches)
+        self._measured = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
+        self._stats.add(time.monotonic(), time.perf_counter() - start)
+
+    def _new_stamp(self, stamp_ns):
+        """False for a stamp already published; a stamp going backwards resets (logged)."""
+        last = self._last_stamp_ns
+        if last is not None and stamp_ns == last:
+            return False
+        if last is not None and stamp_ns < last:
+            self.get_logger().warning(
+                f"JointState stamp went back {(last - stamp_ns) * 1e-9:.3f} s (clock jump or "
+                f"bag restart): resetting and publishing from the new stamp")
+        self._last_stamp_ns = stamp_ns
+        return True
+
+    def _base_state(self, m, s, s_dot):
+        """(w_H_b (4, 4), base velocity (6,) in the node's representation, from odometry?)."""
+        odom, settings = self._odometry, self._settings
+        if not settings.use_odometry or odom is None:
+            if settings.use_odometry:
+                self.get_logger().warning(
+                    f"no odometry on '{settings.odometry_topic}' yet: base at fixed_base_pose",
+                    throttle_duration_sec=THROTTLE_S)
+            return self._fixed_base, np.zeros(6), not settings.use_odometry
+        if odom.frame == m.kd.model.root_link:    # no joint in between: once per message
+            if self._root_base[0] is not odom:
+                w_H_c, twist = odom.value
+                self._root_base = odom, change_base_representation(twist, w_H_c, BODY,
+                                                                   settings.representation)
+            return odom.value[0], self._root_base[1], True
+        m.aux.set_frame_velocity_representation(BODY)
+        root_H_child = m.aux.forward_kinematics(odom.frame, np.eye(4), s)
+        j_rel = m.aux.relative_jacobian(odom.frame, s)
+        w_H_b, nu = base_state_from_odometry(*odom.value, root_H_child, j_rel, s_dot,
+                                             settings.representation)
+        return w_H_b, nu, True
+
+    def _active_wrenches(self, m):
+        """{contact: (expressed frame, w)} of the wrenches not older than wrench_timeout."""
+        out, self._stale = {}, set()
+        timeout_ns = self._settings.wrench_timeout * 1e9
+        for contact in m.contacts:
+            w = self._wrenches.get(contact)
+            if w is not None and abs(self._last_stamp_ns - w.stamp_ns) <= timeout_ns:
+                out[contact] = (w.frame, w.value)
+            elif w is not None:
+                self._stale.add(contact)
+                self.get_logger().warning(
+                    f"wrench of '{contact}' older than wrench_timeout: left out of forward "
+                    f"dynamics", throttle_duration_sec=THROTTLE_S)
+        return out
+
+    def _torques(self, m):
+        """Measured joint torques (n,) for forward dynamics, or None (note logged)."""
+        if not m.complete:
+            missing = m.merger.missing
+            m.complete = not missing
+            if missing:
+                self.get_logger().warning(
+                    f"joints never received, at default_joint_position: {missing}",
+                    throttle_duration_sec=THROTTLE_S)
+        if not self._settings.publish_forward_dynamics:
+            self._fd_note = "disabled (publish_forward_dynamics: false)"
+        elif not m.merger.efforts_complete:
+            self._fd_note = "skipped: efforts not received for every joint"
+            self.get_logger().info(f"forward dynamics {self._fd_note}",
+                                   throttle_duration_sec=THROTTLE_S)
+        else:
+            self._fd_note = ""
+            return m.merger.efforts
+        return None
+
+    def _publish(self, m, result, stamp, have_base, wrenches):
+        settings, msgs, pub = self._settings, m.messages, self._pub
+        if settings.publish_tf:
+            pub.tf.publish(msgs.tf(result, stamp, settings.publish_base_tf and have_base))
+        pub.com.publish(msgs.com_point(result, stamp))
+        pub.momentum.publish(msgs.centroidal_momentum(result, stamp))
+        pub.gravity.publish(msgs.gravity_torques(result, stamp))
+        if result.base_acceleration is not None:
+            pub.forward_dynamics.publish(msgs.forward_dynamics_msg(result, stamp, wrenches))
+        if settings.publish_markers and pub.markers.get_subscription_count():  # rviz is open
+            forces = [self._world_force(m, result, c, wrenches.get(c)) for c in settings.contacts]
+            pub.markers.publish(msgs.marker_array(result, stamp, forces))
+
+    @staticmethod
+    def _world_force(m, result, contact, wrench):
+        """(contact link origin, force) in the world frame, or None without a wrench."""
+        if wrench is None:
+            return None
+        frame, w = wrench
+        poses, index = result.world_H_frames, m.kd.model.frame_index
+        return poses[index[contact]][:3, 3], poses[index[frame]][:3, :3] @ w[:3]
+
+    # -- diagnostics, services, parameters -------------------------------------------------
+    def _publish_diagnostics(self):
+        m, s, now = self._model, self._settings, self._now_ns()
+
+        def age(ns):
+            return None if ns is None else (now - ns) * 1e-9
+        model = None if m is None else (m.kd.model.name, m.kd.model.root_link, m.kd.NDoF,
+                                        len(m.kd.frame_names))
+        wrenches = [(c, age(getattr(self._wrenches.get(c), "received_ns", None)),
+                     c in self._stale) for c in s.contacts]
+        inputs = InputsReport(age(self._js_received_ns), s.joint_state_timeout,
+                              [] if m is None else m.merger.missing, s.use_odometry,
+                              age(getattr(self._odometry, "received_ns", None)), wrenches,
+                              self._fd_note)
+        self._pub.diagnostics.publish(build_diagnostics(
+            self.get_name(), self.get_clock().now().to_msg(), model, inputs,
+            self._stats.summary(time.monotonic())))
+
+    def _service_source(self):
+        m, s = self._model, self._settings
+        return (None if m is None else m.aux, self._measured, s.velocity_representation,
+                s.frame_prefix)
+
+    def _on_set_parameters(self, params):
+        try:
+            new = updated_settings(self._settings, params)
+        except ValueError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        old = self._settings
+        urdf = new.robot_description or (self._model.urdf if self._model else "")
+        if urdf and any(getattr(new, f) != getattr(old, f) for f in MODEL_FIELDS
+                        if f != "robot_description" or new.robot_description):
+            error = self._load_model(urdf, new, bool(new.robot_description))
+            if error:
+                return SetParametersResult(successful=False, reason=error)
+        else:
+            self._configure(new)
+        if (new.rate, new.diagnostics_period) != (old.rate, old.diagnostics_period):
+            self._make_timers()
+        return SetParametersResult(successful=True)
+
+
+def main(args=None):
+    """Entry point: init, spin, and a clean shutdown on Ctrl-C or external shutdown.
+
+    Returns 1 when a parameter is invalid at start-up (bad value, wrong type, bad topic name
+    or a robot_description that does not parse).
+    """
+    rclpy.init(args=args)
+    try:
+        node = KinDynNode()
+    except (ValueError, ParameterException, NameValidationException) as exc:
+        rclpy.logging.get_logger("kin_dyn_node").fatal(f"invalid configuration: {exc}")
+        rclpy.try_shutdown()
+        return 1
+    gc.freeze()   # the model's many long-lived objects: keep them out of every collection
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

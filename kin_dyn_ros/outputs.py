@@ -1,0 +1,229 @@
+"""Publishers and preallocated messages of the node's outputs.
+
+The messages of one model (frame names, joint names) are built once by :class:`TickMessages`
+and only their numbers and stamps change per tick. ``publish`` serialises synchronously, so
+reusing the message objects is safe. /tf and ~/markers go further: rclpy's conversion of
+~33 TransformStamped to C costs ~120 us (half of the dynamics tick), so their serialised
+bytes are made once (:class:`SerializedTemplate`) and only the numbers are patched in per
+tick (~10 us).
+
+QoS: /tf KEEP_LAST 100 reliable volatile and /tf_static KEEP_LAST 1 reliable transient_local
+(tf2_ros's TransformBroadcaster and StaticTransformBroadcaster); the rest default depth 10.
+"""
+
+import copy
+
+import numpy as np
+from geometry_msgs.msg import PointStamped, TransformStamped, TwistStamped
+from rclpy.serialization import serialize_message
+try:
+    from rclpy.event_handler import PublisherEventCallbacks, SubscriptionEventCallbacks
+except ImportError:  # Humble
+    from rclpy.qos_event import PublisherEventCallbacks, SubscriptionEventCallbacks
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
+from diagnostic_msgs.msg import DiagnosticArray
+
+from kin_dyn_ros_interfaces.msg import ForwardDynamics
+
+from .conversions import (fill_transforms, float_array, make_transform_stamped,
+                          rotations_to_quaternions)
+from .markers import MarkerSet
+
+__all__ = ["TF_QOS", "LATCHED_QOS", "NO_SUBSCRIPTION_EVENTS", "Publishers", "TickMessages",
+           "SerializedTemplate", "static_transforms"]
+
+TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
+                    reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
+LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                         reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+# Without rclpy's default QoS event handlers (they only log incompatible peers): each one is
+# a waitable that the Python executor visits on every wake-up, a noticeable share of its
+# per-message cost at 1 kHz. Used for the outputs and for the best-effort, volatile input
+# subscriptions (the weakest QoS request, compatible with every publisher).
+_NO_EVENTS = PublisherEventCallbacks(use_default_callbacks=False)
+NO_SUBSCRIPTION_EVENTS = SubscriptionEventCallbacks(use_default_callbacks=False)
+
+
+class Publishers:
+    """Every publisher of the node. ``description`` re-publishes a robot_description given
+    as a parameter (reliable, transient_local), as robot_state_publisher does. No QoS event
+    handlers (see ``_NO_EVENTS``)."""
+
+    def __init__(self, node):
+        def pub(msg_type, topic, qos):
+            return node.create_publisher(msg_type, topic, qos, event_callbacks=_NO_EVENTS)
+        self.description = pub(String, "robot_description", LATCHED_QOS)
+        self.tf = pub(TFMessage, "/tf", TF_QOS)
+        self.tf_static = pub(TFMessage, "/tf_static", LATCHED_QOS)
+        self.com = pub(PointStamped, "~/com", 10)
+        self.momentum = pub(TwistStamped, "~/centroidal_momentum", 10)
+        self.gravity = pub(JointState, "~/gravity_torques", 10)
+        self.forward_dynamics = pub(ForwardDynamics, "~/forward_dynamics", 10)
+        self.markers = pub(MarkerArray, "~/markers", 10)
+        self.diagnostics = pub(DiagnosticArray, "/diagnostics", 10)
+
+
+def static_transforms(kd, prefix, stamp):
+    """{child frame: TransformStamped} of the model's fixed edges (the full /tf_static set)."""
+    out = {}
+    for _, parent, child, h in kd.static_transforms:
+        out[prefix + child] = make_transform_stamped(h, prefix + parent, prefix + child, stamp)
+    return out
+
+
+class SerializedTemplate:
+    """A message serialised once (CDR bytes) whose float64 and 32-bit integer fields are
+    patched per tick, for publishing with ``publisher.publish(bytes)``.
+
+    ``doubles`` and ``integers`` are lists of ``(object, attribute)`` inside ``msg``. Their
+    byte offsets are found by serialising a copy with a distinct sentinel in each field.
+    ``ok`` is False when that fails (a sentinel not found exactly once, or a
+    non-little-endian encoding): the caller then publishes the message object instead.
+    """
+
+    _D0, _I0 = 1.0e300, 0x5A5A0000   # sentinel bases (float64 / int32 patterns)
+
+    def __init__(self, msg, doubles, integers):
+        sentinel = copy.deepcopy((msg, doubles, integers))
+        _, s_doubles, s_ints = sentinel
+        for k, (obj, attr) in enumerate(s_doubles):
+            setattr(obj, attr, self._D0 * (1.0 + k * 2.0 ** -40))
+        for k, (obj, attr) in enumerate(s_ints):
+            setattr(obj, attr, self._I0 + k)
+        data = serialize_message(sentinel[0])
+        d_pat = np.array([self._D0 * (1.0 + k * 2.0 ** -40) for k in range(len(doubles))],
+                         "<f8")
+        i_pat = np.arange(self._I0, self._I0 + len(integers), dtype="<u4")
+        d_off = np.array([data.find(p.tobytes()) for p in d_pat], np.intp)
+        i_off = np.array([data.find(p.tobytes()) for p in i_pat], np.intp)
+        # XCDR1 aligns each primitive to its size relative to the payload (after the 4-byte
+        # encapsulation header): the fields are then elements of typed views of the payload.
+        self.ok = (data[:2] == b"\x00\x01" and ((d_off - 4) % 8 == 0).all()
+                   and ((i_off - 4) % 4 == 0).all()
+                   and all(o >= 0 and data.count(p.tobytes()) == 1
+                           for o, p in zip([*d_off, *i_off], [*d_pat, *i_pat])))
+        self._size = len(data)
+        self._buf = np.zeros(4 + 8 * -(-(self._size - 4) // 8), np.uint8)
+        self._buf[:self._size] = np.frombuffer(serialize_message(msg), np.uint8)
+        self._f64, self._u32 = self._buf[4:].view("<f8"), self._buf[4:].view("<u4")
+        self._d_idx, self._i_idx = (d_off - 4) // 8, (i_off - 4) // 4
+
+    def render(self, doubles, integers):
+        """Serialised bytes with ``doubles`` (float64) and ``integers`` (int32/uint32 values
+        in [0, 2**32)) in the fields given at construction, in the same order."""
+        self._f64[self._d_idx] = np.ravel(doubles)
+        self._u32[self._i_idx] = np.ravel(integers)
+        return self._buf[:self._size].tobytes()
+
+
+class _SerializedTF:
+    """TFMessage of N transforms, serialised once; see :class:`SerializedTemplate`."""
+
+    def __init__(self, transforms):
+        self.msg = TFMessage(transforms=transforms)
+        doubles, ints = [], []
+        for tf in transforms:
+            t, r = tf.transform.translation, tf.transform.rotation
+            doubles += [(t, "x"), (t, "y"), (t, "z"), (r, "x"), (r, "y"), (r, "z"), (r, "w")]
+            ints += [(tf.header.stamp, "sec"), (tf.header.stamp, "nanosec")]
+        self.template = SerializedTemplate(self.msg, doubles, ints)
+        self._n = len(transforms)
+
+    def render(self, h, stamp):
+        """Serialised TFMessage of ``h`` (N, 4, 4) stamped ``stamp`` (bytes, or the message
+        when the template is unusable)."""
+        if not self.template.ok:
+            fill_transforms(self.msg.transforms, h, stamp)
+            return self.msg
+        values = np.concatenate([h[:, :3, 3], rotations_to_quaternions(h[:, :3, :3])], 1)
+        return self.template.render(values, [stamp.sec % 2 ** 32, stamp.nanosec] * self._n)
+
+
+class TickMessages:
+    """The per-tick messages of one model and settings, updated in place.
+
+    ``kd`` gives the /tf edges (``kd.joint_frames``) and the root link; ``settings`` the
+    frame prefix, world frame, contacts and representation.
+    """
+
+    def __init__(self, kd, settings):
+        prefix, world = settings.frame_prefix, settings.world_frame
+        self.joint_tfs = [_transform(prefix + p, prefix + c) for _, p, c in kd.joint_frames]
+        self.base_tf = _transform(world, prefix + kd.model.root_link)
+        self._tf_joints = _SerializedTF(self.joint_tfs)
+        self._tf_all = _SerializedTF(self.joint_tfs + [self.base_tf])
+        self.com = PointStamped()
+        self.com.header.frame_id = world
+        self.momentum = TwistStamped()
+        self.momentum.header.frame_id = world
+        self.gravity = JointState(name=kd.joints_name_list)
+        self.forward_dynamics = ForwardDynamics(representation=settings.velocity_representation,
+                                                joint_names=kd.joints_name_list)
+        self.markers = MarkerSet(world, settings.contacts)
+        self._markers = SerializedTemplate(self.markers.array, self.markers.double_fields,
+                                           self.markers.integer_fields)
+
+    def tf(self, result, stamp, with_base):
+        """/tf of the tick (serialised TFMessage bytes): parent link -> child link of every
+        joint, and world -> root link when ``with_base``."""
+        if with_base:
+            h = np.concatenate([result.joint_transforms, result.base_pose[None]])
+            return self._tf_all.render(h, stamp)
+        return self._tf_joints.render(result.joint_transforms, stamp)
+
+    def marker_array(self, result, stamp, forces):
+        """~/markers of the tick (serialised bytes when possible); ``forces`` as
+        :meth:`MarkerSet.values`."""
+        if not self._markers.ok:
+            return self.markers.update(stamp, result.com, result.centroidal_momentum, forces)
+        return self._markers.render(*self.markers.values(stamp, result.com,
+                                                         result.centroidal_momentum, forces))
+
+    def com_point(self, result, stamp):
+        """PointStamped of the CoM [m], world frame."""
+        self.com.header.stamp = stamp
+        p = self.com.point
+        p.x, p.y, p.z = result.com.tolist()
+        return self.com
+
+    def centroidal_momentum(self, result, stamp):
+        """TwistStamped: linear = m v_com [kg m/s], angular = angular momentum about the
+        CoM [kg m^2/s], world axes."""
+        self.momentum.header.stamp = stamp
+        lx, ly, lz, ax, ay, az = result.centroidal_momentum.tolist()
+        t = self.momentum.twist
+        t.linear.x, t.linear.y, t.linear.z = lx, ly, lz
+        t.angular.x, t.angular.y, t.angular.z = ax, ay, az
+        return self.momentum
+
+    def gravity_torques(self, result, stamp):
+        """JointState with name and effort = gravity torques [N m or N]."""
+        self.gravity.header.stamp = stamp
+        self.gravity.effort = float_array(result.gravity_torques)
+        return self.gravity
+
+    def forward_dynamics_msg(self, result, stamp, active_contacts):
+        """ForwardDynamics of the tick (result.base_acceleration must not be None)."""
+        msg = self.forward_dynamics
+        msg.header.stamp = stamp
+        lx, ly, lz, ax, ay, az = result.base_acceleration.tolist()
+        a = msg.base_acceleration
+        a.linear.x, a.linear.y, a.linear.z = lx, ly, lz
+        a.angular.x, a.angular.y, a.angular.z = ax, ay, az
+        msg.joint_accelerations = float_array(result.joint_accelerations)
+        msg.active_contacts = list(active_contacts)
+        return msg
+
+
+def _transform(parent, child):
+    tf = TransformStamped()
+    tf.header.frame_id = parent
+    tf.child_frame_id = child
+    return tf

@@ -1,0 +1,190 @@
+"""The node's parameters: declaration, validation, and a frozen :class:`Settings` snapshot.
+
+Parameters are read once into a Settings object (never per message) and validated as a
+whole by :func:`make_settings`: at start-up a bad value stops the node with a clear error;
+at run time (``add_on_set_parameters_callback``) it rejects the change with the same reason.
+Topic and contact parameters are read-only (the subscriptions are made once).
+"""
+
+import math
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.parameter import Parameter
+
+from .conversions import pose_list_to_matrix
+from .dynamics.representations import parse_representation
+
+__all__ = ["Settings", "make_settings", "declare_settings", "updated_settings",
+           "contact_topic_parameter", "MODEL_FIELDS"]
+
+# name, default, description, read-only. Numbers use dynamic typing so that YAML ``rate: 0``
+# (an integer) is accepted; make_settings checks the types.
+_PARAMETERS = (
+    ("robot_description", "", "URDF XML text; when set it wins over the robot_description "
+     "topic (reliable, transient_local). Setting it at run time reloads the model", False),
+    ("world_frame", "odom", "world (inertial) frame of the base pose, CoM and momentum", False),
+    ("base_frame", "", "floating-base link; empty = the URDF root link", False),
+    ("frame_prefix", "", "prefix of every model frame on /tf and /tf_static", False),
+    ("rate", 0.0, "Hz; 0 = one tick per JointState message, > 0 = timer using the latest "
+     "inputs (a tick without a new JointState stamp is skipped)", False),
+    ("velocity_representation", "MIXED", "MIXED | BODY_FIXED | INERTIAL_FIXED: base velocity "
+     "and acceleration of the outputs and the services' default", False),
+    ("gravity", [0.0, 0.0, -9.80665], "gravity acceleration in the world frame [m/s^2]", False),
+    ("use_odometry", True, "true: base pose and twist from nav_msgs/Odometry; "
+     "false: base fixed at fixed_base_pose with zero twist", True),
+    ("odometry_topic", "odom", "nav_msgs/Odometry topic; child_frame_id may be any link", True),
+    ("fixed_base_pose", [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], "[x, y, z, qx, qy, qz, qw] of the "
+     "base in world_frame without odometry (and until the first odometry)", False),
+    ("contacts", Parameter.Type.STRING_ARRAY, "links with a WrenchStamped input; topic "
+     "contact.<name>.topic (default <name>/wrench)", True),
+    ("wrench_timeout", 0.1, "s; a wrench whose stamp is older than the tick's is left out of "
+     "forward dynamics", False),
+    ("joint_state_timeout", 0.5, "s; joint_states older than this are reported stale", False),
+    ("default_joint_position", 0.0, "position of model joints never received [rad or m]", False),
+    ("publish_tf", True, "publish /tf and /tf_static (false: run beside robot_state_publisher)",
+     False),
+    ("publish_base_tf", True, "publish world_frame -> base link on /tf from odometry", False),
+    ("publish_markers", True, "publish ~/markers", False),
+    ("publish_forward_dynamics", True, "publish ~/forward_dynamics", False),
+    ("diagnostics_period", 1.0, "s between /diagnostics messages", False),
+)
+
+# Parameters whose change rebuilds the dynamics model.
+MODEL_FIELDS = ("robot_description", "base_frame", "gravity")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Validated parameter values. Frames are strings, times in s, rates in Hz."""
+
+    robot_description: str = ""
+    world_frame: str = "odom"
+    base_frame: str = ""
+    frame_prefix: str = ""
+    rate: float = 0.0
+    velocity_representation: str = "MIXED"
+    gravity: tuple = (0.0, 0.0, -9.80665)
+    use_odometry: bool = True
+    odometry_topic: str = "odom"
+    fixed_base_pose: tuple = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    contacts: tuple = ()
+    contact_topics: tuple = ()          # ((contact, topic), ...) in contacts order
+    wrench_timeout: float = 0.1
+    joint_state_timeout: float = 0.5
+    default_joint_position: float = 0.0
+    publish_tf: bool = True
+    publish_base_tf: bool = True
+    publish_markers: bool = True
+    publish_forward_dynamics: bool = True
+    diagnostics_period: float = 1.0
+
+    @property
+    def representation(self):
+        return parse_representation(self.velocity_representation)
+
+    @property
+    def base_pose(self):
+        """(4, 4) world_H_base of ``fixed_base_pose``."""
+        return pose_list_to_matrix(self.fixed_base_pose)
+
+
+def contact_topic_parameter(contact):
+    return f"contact.{contact}.topic"
+
+
+def _number(name, value, minimum=None, positive=False):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"parameter '{name}' must be a finite number, got {value!r}")
+    if (positive and value <= 0) or (minimum is not None and value < minimum):
+        bound = "> 0" if positive else f">= {minimum}"
+        raise ValueError(f"parameter '{name}' must be {bound}, got {value!r}")
+    return float(value)
+
+
+def _vector(name, value, size):
+    values = list(value) if isinstance(value, (list, tuple)) or hasattr(value, "tolist") else None
+    if values is None or len(values) != size:
+        raise ValueError(f"parameter '{name}' must be a list of {size} numbers, got {value!r}")
+    return tuple(_number(name, v) for v in values)
+
+
+def _string(name, value, allow_empty=True):
+    if not isinstance(value, str) or (not allow_empty and not value.strip()):
+        raise ValueError(f"parameter '{name}' must be a non-empty string, got {value!r}")
+    return value
+
+
+def make_settings(**values):
+    """Validated :class:`Settings` from parameter values; ValueError naming the parameter."""
+    s = Settings(**values)
+    contacts = tuple(s.contacts or ())
+    if len(set(contacts)) != len(contacts) or not all(isinstance(c, str) and c for c in contacts):
+        raise ValueError(f"parameter 'contacts' must be distinct non-empty link names, "
+                         f"got {list(contacts)}")
+    topics = dict(s.contact_topics)
+    parse_representation(s.velocity_representation)   # ValueError lists the valid names
+    pose = _vector("fixed_base_pose", s.fixed_base_pose, 7)
+    try:
+        pose_list_to_matrix(pose)
+    except ValueError as exc:
+        raise ValueError(f"parameter 'fixed_base_pose': {exc}") from None
+    for name in ("robot_description", "base_frame", "frame_prefix"):
+        _string(name, getattr(s, name))
+    for name in ("world_frame", "odometry_topic"):
+        _string(name, getattr(s, name), allow_empty=False)
+    for name in ("use_odometry", "publish_tf", "publish_base_tf", "publish_markers",
+                 "publish_forward_dynamics"):
+        if not isinstance(getattr(s, name), bool):
+            raise ValueError(f"parameter '{name}' must be a bool, got {getattr(s, name)!r}")
+    return replace(
+        s, contacts=contacts, fixed_base_pose=pose,
+        contact_topics=tuple((c, _string(contact_topic_parameter(c),
+                                         topics.get(c, f"{c}/wrench"), False))
+                             for c in contacts),
+        velocity_representation=parse_representation(s.velocity_representation).name
+        .replace("_REPRESENTATION", ""),
+        gravity=_vector("gravity", s.gravity, 3),
+        rate=_number("rate", s.rate, minimum=0.0),
+        wrench_timeout=_number("wrench_timeout", s.wrench_timeout, positive=True),
+        joint_state_timeout=_number("joint_state_timeout", s.joint_state_timeout, positive=True),
+        default_joint_position=_number("default_joint_position", s.default_joint_position),
+        diagnostics_period=_number("diagnostics_period", s.diagnostics_period, positive=True))
+
+
+def declare_settings(node):
+    """Declare every parameter on ``node`` (with its description) and return the Settings.
+
+    Raises ValueError for an invalid value.
+    """
+    values = {}
+    for name, default, text, read_only in _PARAMETERS:
+        dynamic = isinstance(default, (float, list))
+        descriptor = ParameterDescriptor(description=text, read_only=read_only,
+                                         dynamic_typing=dynamic)
+        values[name] = node.declare_parameter(name, default, descriptor).value
+    values["contacts"] = tuple(values["contacts"] or ())
+    topics = []
+    for contact in values["contacts"]:
+        name = contact_topic_parameter(contact)
+        text = f"geometry_msgs/WrenchStamped topic of contact '{contact}'"
+        topic = node.declare_parameter(name, f"{contact}/wrench",
+                                       ParameterDescriptor(description=text, read_only=True))
+        topics.append((contact, topic.value))
+    values["contact_topics"] = tuple(topics)
+    return make_settings(**values)
+
+
+def updated_settings(settings, parameters):
+    """Settings with rclpy ``parameters`` applied (others' names ignored); ValueError if
+    the result is invalid."""
+    names = {f.name for f in fields(Settings)} - {"contacts", "contact_topics"}
+    changes = {p.name: p.value for p in parameters if p.name in names}
+    if "robot_description" in changes and changes["robot_description"] is None:
+        changes["robot_description"] = ""
+    for key, value in changes.items():
+        if isinstance(value, np.ndarray):
+            changes[key] = value.tolist()
+    return make_settings(**{**{f.name: getattr(settings, f.name) for f in fields(Settings)},
+                            **changes})

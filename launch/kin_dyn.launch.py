@@ -1,0 +1,90 @@
+"""Launch kin_dyn_node (kin_dyn_ros), optionally with rviz2. Works on Humble and Jazzy.
+
+Arguments:
+  model             URDF (or .xacro) file; when given, the node gets it as its
+                    robot_description parameter. Empty (default): the node takes the
+                    robot_description topic (e.g. from robot_state_publisher).
+  description_topic topic the robot_description subscription is remapped to
+                    (default: robot_description, relative to the namespace).
+  config            parameter file (default: <share>/kin_dyn_ros/config/kin_dyn.yaml). Its
+                    `kin_dyn_node:` section is applied whatever the namespace.
+  namespace         namespace of the node (default: none).
+  use_sim_time      use /clock (default: false).
+  rviz              also start rviz2 with config/kin_dyn.rviz (default: false).
+
+Example:
+  ros2 launch kin_dyn_ros kin_dyn.launch.py model:=/path/robot.urdf rviz:=true
+"""
+
+import os
+
+import yaml
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.conditions import IfCondition
+from launch.substitutions import Command, LaunchConfiguration
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+
+NODE_NAME = 'kin_dyn_node'
+
+
+def _share(*parts):
+    return os.path.join(get_package_share_directory('kin_dyn_ros'), *parts)
+
+
+def _file_parameters(path):
+    """The node's ros__parameters from a parameter file (keys `kin_dyn_node`,
+    `/kin_dyn_node`, `/**`), so that they apply in any namespace."""
+    with open(path, encoding='utf-8') as f:
+        data = yaml.safe_load(f) or {}
+    params = {}
+    for key in ('/**', NODE_NAME, '/' + NODE_NAME):
+        params.update((data.get(key) or {}).get('ros__parameters', {}))
+    return params
+
+
+def _description(model):
+    """robot_description parameter value of a URDF or xacro file."""
+    if model.endswith('.xacro'):
+        return ParameterValue(Command(['xacro ', model]), value_type=str)
+    with open(model, encoding='utf-8') as f:
+        return ParameterValue(f.read(), value_type=str)
+
+
+def _launch_setup(context):
+    def arg(name):
+        return LaunchConfiguration(name).perform(context)
+
+    use_sim_time = arg('use_sim_time').lower() in ('true', '1', 'yes')
+    params = [_file_parameters(arg('config')), {'use_sim_time': use_sim_time}]
+    if arg('model'):
+        params.append({'robot_description': _description(arg('model'))})
+    node = Node(
+        package='kin_dyn_ros', executable='kin_dyn_node', name=NODE_NAME,
+        namespace=arg('namespace'), output='screen', parameters=params,
+        remappings=[('robot_description', arg('description_topic'))])
+    rviz = Node(
+        package='rviz2', executable='rviz2', name='rviz2', output='screen',
+        arguments=['-d', _share('config', 'kin_dyn.rviz')],
+        parameters=[{'use_sim_time': use_sim_time}],
+        condition=IfCondition(LaunchConfiguration('rviz')))
+    return [node, rviz]
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        DeclareLaunchArgument('model', default_value='',
+                              description='URDF/xacro file published as robot_description'),
+        DeclareLaunchArgument('description_topic', default_value='robot_description',
+                              description='robot_description topic to subscribe to'),
+        DeclareLaunchArgument('config', default_value=_share('config', 'kin_dyn.yaml'),
+                              description='parameter file of kin_dyn_node'),
+        DeclareLaunchArgument('namespace', default_value='', description='node namespace'),
+        DeclareLaunchArgument('use_sim_time', default_value='false',
+                              description='use simulation time (/clock)'),
+        DeclareLaunchArgument('rviz', default_value='false',
+                              description='start rviz2 with config/kin_dyn.rviz'),
+        OpaqueFunction(function=_launch_setup),
+    ])

@@ -1,0 +1,156 @@
+"""Shared helpers of the ROS tests: loopback DDS set-up, bounded spinning, and a helper
+node that publishes kin_dyn_node's inputs and records its outputs.
+
+Not a test module (no ``test_`` prefix); the ROS test files import it.
+"""
+
+import os
+import random
+import time
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PointStamped, TwistStamped, WrenchStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
+
+from kin_dyn_ros.conversions import matrix_to_pose
+from kin_dyn_ros.outputs import LATCHED_QOS, TF_QOS
+from kin_dyn_ros_interfaces.msg import ForwardDynamics
+
+TIMEOUT_S = 10.0
+
+# A small robot with a mimic joint (j3 follows j1) and a fixed sensor link.
+MIMIC_URDF = """<robot name="mimic_arm">
+  <link name="base"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="a"><inertial><origin xyz="0 0 0.1"/><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="b"><inertial><origin xyz="0 0 0.1"/><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="c"><inertial><origin xyz="0 0.1 0"/><mass value="0.5"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="sensor"/>
+  <joint name="j1" type="revolute"><parent link="base"/><child link="a"/><origin xyz="0 0 0.2"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="10" velocity="5"/></joint>
+  <joint name="j2" type="prismatic"><parent link="a"/><child link="b"/><origin xyz="0 0 0.2"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="10" velocity="5"/></joint>
+  <joint name="j3" type="revolute"><parent link="base"/><child link="c"/><origin xyz="0 0.1 0"/><axis xyz="1 0 0"/><limit lower="-2" upper="2" effort="10" velocity="5"/><mimic joint="j1" multiplier="-2" offset="0.5"/></joint>
+  <joint name="fix" type="fixed"><parent link="b"/><child link="sensor"/><origin xyz="0.1 0 0" rpy="0.3 0 0"/></joint>
+</robot>"""
+
+
+
+def use_loopback_domain(low, high):
+    """Loopback-only DDS and a random domain in [low, high], set in the environment before
+    rclpy.init (so subprocesses inherit it too). Returns the domain id."""
+    domain = random.SystemRandom().randint(low, high)
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    os.environ['ROS_LOCALHOST_ONLY'] = '1'
+    os.environ['ROS_DOMAIN_ID'] = str(domain)
+    return domain
+
+
+def spin_until(executor, predicate, timeout_s=TIMEOUT_S, on_tick=None):
+    """Spin ``executor`` until ``predicate()`` or the deadline; returns predicate()."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        if on_tick is not None:
+            on_tick()
+        executor.spin_once(timeout_sec=0.02)
+    return predicate()
+
+
+def stamp_of(msg):
+    """The header stamp of an output message (first element for arrays)."""
+    if isinstance(msg, TFMessage):
+        return msg.transforms[0].header.stamp
+    if isinstance(msg, MarkerArray):
+        return msg.markers[0].header.stamp
+    return msg.header.stamp
+
+
+OUTPUTS = {   # key: (type, topic relative to the node, QoS)
+    'tf': (TFMessage, '/tf', TF_QOS),
+    'tf_static': (TFMessage, '/tf_static', LATCHED_QOS),
+    'com': (PointStamped, 'com', 10),
+    'momentum': (TwistStamped, 'centroidal_momentum', 10),
+    'gravity': (JointState, 'gravity_torques', 10),
+    'forward_dynamics': (ForwardDynamics, 'forward_dynamics', 10),
+    'markers': (MarkerArray, 'markers', 10),
+    'diagnostics': (DiagnosticArray, '/diagnostics', 10),
+}
+TICK_OUTPUTS = ('tf', 'com', 'momentum', 'gravity', 'forward_dynamics', 'markers')
+
+
+class Rig:
+    """A helper node that publishes the inputs of ``/<node_name>`` and records its outputs.
+
+    ``received[key]`` lists every message of output ``key`` (see :data:`OUTPUTS`).
+    """
+
+    def __init__(self, helper, executor, node_name='kin_dyn_node', contact_topics=None):
+        self.node, self.executor = helper, executor
+        self.received = {key: [] for key in OUTPUTS}
+        for key, (msg_type, topic, qos) in OUTPUTS.items():
+            full = topic if topic.startswith('/') else f'/{node_name}/{topic}'
+            helper.create_subscription(msg_type, full, self.received[key].append, qos)
+        self.description = helper.create_publisher(String, 'robot_description', LATCHED_QOS)
+        self.joint_states = helper.create_publisher(JointState, 'joint_states', 100)
+        self.odometry = helper.create_publisher(Odometry, 'odom', 10)
+        self.wrenches = {c: helper.create_publisher(WrenchStamped, t, 10)
+                         for c, t in (contact_topics or {}).items()}
+
+    def spin_until(self, predicate, timeout_s=TIMEOUT_S, on_tick=None):
+        return spin_until(self.executor, predicate, timeout_s, on_tick)
+
+    def find(self, key, stamp):
+        """The latest message of output ``key`` stamped ``stamp`` (or None)."""
+        for msg in reversed(self.received[key]):
+            if stamp_of(msg) == stamp:
+                return msg
+        return None
+
+    def count(self, key, stamp):
+        return sum(stamp_of(m) == stamp for m in self.received[key])
+
+    def wait_outputs(self, stamp, keys=TICK_OUTPUTS, timeout_s=TIMEOUT_S):
+        """{key: message stamped ``stamp``} once every output of ``keys`` has arrived."""
+        assert self.spin_until(lambda: all(self.find(k, stamp) for k in keys), timeout_s), \
+            f'missing outputs at {stamp}: {[k for k in keys if not self.find(k, stamp)]}'
+        return {k: self.find(k, stamp) for k in keys}
+
+    def wait_matched(self, timeout_s=TIMEOUT_S, odometry=True):
+        """Wait until the node subscribes to our input publishers (DDS discovery)."""
+        pubs = [self.joint_states, *self.wrenches.values()] + [self.odometry] * odometry
+        assert self.spin_until(lambda: all(p.get_subscription_count() for p in pubs), timeout_s)
+
+    def now(self):
+        return self.node.get_clock().now().to_msg()
+
+
+def joint_state_msg(names, positions, velocities=(), efforts=(), stamp=None):
+    msg = JointState(name=list(names), position=[float(v) for v in positions],
+                     velocity=[float(v) for v in velocities],
+                     effort=[float(v) for v in efforts])
+    if stamp is not None:
+        msg.header.stamp = stamp
+    return msg
+
+
+def odometry_msg(frame, child, w_H_c, twist, stamp):
+    """Odometry of ``child`` in ``frame``; ``twist`` (6,) in the child's axes (REP-105)."""
+    msg = Odometry()
+    msg.header.frame_id, msg.header.stamp, msg.child_frame_id = frame, stamp, child
+    matrix_to_pose(np.asarray(w_H_c, float), msg.pose.pose)
+    t = msg.twist.twist
+    (t.linear.x, t.linear.y, t.linear.z,
+     t.angular.x, t.angular.y, t.angular.z) = (float(v) for v in twist)
+    return msg
+
+
+def wrench_msg(frame, w, stamp):
+    msg = WrenchStamped()
+    msg.header.frame_id, msg.header.stamp = frame, stamp
+    f, t = msg.wrench.force, msg.wrench.torque
+    f.x, f.y, f.z, t.x, t.y, t.z = (float(v) for v in w)
+    return msg

@@ -1,0 +1,361 @@
+"""Pure tests of the node's helpers (no rclpy.init()): conversions, the JointState merger,
+the odometry -> base state conversion (checked against the core's Jacobians), settings
+validation, markers, diagnostics and the serialised message templates.
+
+Run:  source scripts/env.sh && python -m pytest test/ros/test_conversions.py
+"""
+
+import math
+import os
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+_HINT = 'needs the ROS 2 environment: bash scripts/setup_env.sh && source scripts/env.sh'
+if not os.environ.get('KIN_DYN_VENV'):
+    pytest.importorskip('rclpy', reason=_HINT)
+    pytest.importorskip('tf2_msgs.msg', reason=_HINT)
+    pytest.importorskip('kin_dyn_ros_interfaces.msg', reason=_HINT)
+
+import icub_models  # noqa: E402
+from builtin_interfaces.msg import Time  # noqa: E402
+from geometry_msgs.msg import Pose, Transform, Twist, Wrench  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
+from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
+
+from kin_dyn_ros import conversions as cv  # noqa: E402
+from kin_dyn_ros.diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
+from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
+from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
+from kin_dyn_ros.markers import ANGULAR_SCALE, FORCE_SCALE, LINEAR_SCALE, MarkerSet  # noqa: E402
+from kin_dyn_ros.outputs import TickMessages  # noqa: E402
+from kin_dyn_ros.settings import Settings, make_settings, updated_settings  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from ros_helpers import MIMIC_URDF  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
+
+REPS = list(Representations)
+
+
+
+@pytest.fixture(scope='module')
+def icub_urdf():
+    return pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
+
+
+@pytest.fixture(scope='module')
+def icub(icub_urdf):
+    return KinDynComputations(icub_urdf)
+
+
+@pytest.fixture(scope='module')
+def icub_body(icub_urdf):
+    kd = KinDynComputations(icub_urdf)
+    kd.set_frame_velocity_representation(Representations.BODY_FIXED_REPRESENTATION)
+    return kd
+
+
+def random_pose(rng):
+    h = np.eye(4)
+    h[:3, :3] = so3_exp(rng.normal(size=3))
+    h[:3, 3] = rng.normal(size=3)
+    return h
+
+
+def joint_state(names, pos, vel=(), eff=()):
+    return JointState(name=list(names), position=[float(v) for v in pos],
+                      velocity=[float(v) for v in vel], effort=[float(v) for v in eff])
+
+
+# -- rotations and poses ---------------------------------------------------------------------
+def test_quaternion_round_trip_and_shepperd_branches():
+    rng = np.random.default_rng(0)
+    rotations = [so3_exp(rng.normal(size=3) * 2.0) for _ in range(50)]
+    # near 180 degrees about each axis: the x, y and z branches of Shepperd's method
+    rotations += [so3_exp(np.pi * 0.999 * e) for e in np.eye(3)] + [np.eye(3)]
+    q = cv.rotations_to_quaternions(np.array(rotations))
+    assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-15)
+    assert (q[:, 3] >= 0).all()
+    for r, qi in zip(rotations, q):
+        np.testing.assert_allclose(cv.quaternion_to_matrix(*qi), r, atol=1e-14)
+
+
+def test_quaternion_validation():
+    with pytest.raises(ValueError, match='norm 0'):
+        cv.quaternion_to_matrix(0.0, 0.0, 0.0, 0.0)
+    with pytest.raises(ValueError, match='NaN or inf'):
+        cv.quaternion_to_matrix(0.0, 0.0, math.nan, 1.0)
+    with pytest.raises(ValueError, match='unit quaternion'):
+        cv.quaternion_to_matrix(0.0, 0.0, 0.0, 2.0)
+    # near-unit: normalised
+    r = cv.quaternion_to_matrix(0.0, 0.0, 0.0, 1.001)
+    np.testing.assert_allclose(r, np.eye(3), atol=1e-15)
+
+
+def test_pose_transform_and_list_round_trips():
+    rng = np.random.default_rng(1)
+    h = random_pose(rng)
+    pose = cv.matrix_to_pose(h)
+    assert isinstance(pose, Pose)
+    np.testing.assert_allclose(cv.pose_to_matrix(pose), h, atol=1e-14)
+    tf = cv.make_transform_stamped(h, 'a', 'b', Time(sec=3, nanosec=4))
+    assert (tf.header.frame_id, tf.child_frame_id, tf.header.stamp.sec) == ('a', 'b', 3)
+    np.testing.assert_allclose(cv.transform_to_matrix(tf.transform), h, atol=1e-14)
+    x, y, z, w = cv.rotations_to_quaternions(h[:3, :3])[0]
+    np.testing.assert_allclose(cv.pose_list_to_matrix([*h[:3, 3], x, y, z, w]), h, atol=1e-14)
+    with pytest.raises(ValueError, match='7 values, got 6'):
+        cv.pose_list_to_matrix([0.0] * 6)
+    bad = Pose()
+    bad.orientation.w = 0.0   # the zero quaternion
+    with pytest.raises(ValueError, match='unit quaternion'):
+        cv.pose_to_matrix(bad)
+    t = Transform()
+    t.rotation.w = 1.0
+    t.translation.x = math.inf
+    with pytest.raises(ValueError, match='NaN or inf'):
+        cv.transform_to_matrix(t)
+
+
+def test_twist_wrench_and_matrix_lists():
+    tw = Twist()
+    tw.linear.x, tw.angular.z = 1.0, -2.0
+    np.testing.assert_array_equal(cv.twist_to_array(tw), [1, 0, 0, 0, 0, -2])
+    wr = Wrench()
+    wr.force.z, wr.torque.x = 10.0, 0.5
+    np.testing.assert_array_equal(cv.wrench_to_array(wr), [0, 0, 10, 0.5, 0, 0])
+    wr.torque.y = math.nan
+    with pytest.raises(ValueError, match='wrench contains NaN'):
+        cv.wrench_to_array(wr)
+    m = np.arange(12.0).reshape(3, 4)
+    data, shape = cv.matrix_to_list(m)
+    assert shape == (3, 4) and list(data) == list(range(12))
+    np.testing.assert_array_equal(cv.list_to_matrix(data, 3, 4), m)
+    with pytest.raises(ValueError, match='expected 4 x 4 = 16 values, got 12'):
+        cv.list_to_matrix(data, 4, 4)
+    assert cv.stamp_to_ns(Time(sec=2, nanosec=5)) == 2_000_000_005
+
+
+# -- JointState merging ----------------------------------------------------------------------
+def test_merger_merges_by_name_and_ignores_unknown():
+    m = cv.JointStateMerger(['a', 'b', 'c', 'd'], default_position=0.25)
+    assert m.update(joint_state(['c', 'x', 'a'], [3, 99, 1], [30, 99, 10], [0.3, 9, 0.1])) == 2
+    assert m.update(joint_state(['b'], [2])) == 1
+    s, ds = m.state()
+    np.testing.assert_array_equal(s, [1, 2, 3, 0.25])   # d never received: default
+    np.testing.assert_array_equal(ds, [10, 0, 30, 0])    # b sent no velocity: 0
+    assert m.missing == ['d']
+    assert not m.efforts_complete                          # b and d have no effort
+    m.update(joint_state(['b', 'd'], [2, 4], eff=[0.2, 0.4]))
+    assert m.missing == [] and m.efforts_complete
+    np.testing.assert_array_equal(m.efforts, [0.1, 0.2, 0.3, 0.4])
+    m.update(joint_state(['a'], [1.5]))                    # a without effort: unknown again
+    assert not m.efforts_complete
+    m.set_default_position(-1.0)                           # only never-received joints move
+    assert m.state()[0][3] == 4
+
+
+@pytest.mark.parametrize('msg, match', [
+    (joint_state(['a', 'b'], [1]), '2 names but 1 positions'),
+    (joint_state(['a', 'b'], [1, 2], [1]), '2 names but 1 velocitys'),
+    (joint_state(['a', 'b'], [1, 2], eff=[1, 2, 3]), '2 names but 3 efforts'),
+    (joint_state(['a', 'b'], [1, math.nan]), r"position is NaN or inf for \['b'\]"),
+    (joint_state(['a', 'b'], [1, 2], [math.inf, 0]), r"velocity is NaN or inf for \['a'\]"),
+    (joint_state(['a', 'a'], [1, 2]), 'more than once'),
+])
+def test_merger_rejects_bad_messages_without_changing_state(msg, match):
+    m = cv.JointStateMerger(['a', 'b'])
+    m.update(joint_state(['a', 'b'], [0.5, 0.6], [1, 2], [3, 4]))
+    before = (*m.state(), m.efforts.copy(), m.received.copy())
+    with pytest.raises(ValueError, match=match):
+        m.update(msg)
+    after = (*m.state(), m.efforts.copy(), m.received.copy())
+    for x, y in zip(before, after):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_merger_mimic_follows_master_and_carry_over():
+    kd = KinDynComputations(MIMIC_URDF)
+    assert kd.mimic_joints == {'j3': ('j1', -2.0, 0.5)}
+    m = cv.JointStateMerger(kd.joints_name_list, kd.mimic_joints)
+    m.update(joint_state(['j1', 'j2', 'j3'], [0.3, 0.1, 7.0], [1.0, 2.0, 7.0], [1, 2, 3]))
+    s, ds = m.state()
+    idx = {n: i for i, n in enumerate(kd.joints_name_list)}
+    assert s[idx['j3']] == pytest.approx(-2 * 0.3 + 0.5)      # the explicit 7.0 is ignored
+    assert ds[idx['j3']] == pytest.approx(-2.0)
+    np.testing.assert_allclose(s, kd.apply_mimic(s))
+    assert m.efforts[idx['j3']] == 3                          # a mimic's effort is taken
+    fresh = cv.JointStateMerger(['j2', 'j1', 'other'])
+    fresh.carry_over(m)
+    np.testing.assert_allclose(fresh.state()[0], [0.1, 0.3, 0.0])
+    assert fresh.missing == ['other']
+    partial = cv.JointStateMerger(kd.joints_name_list, kd.mimic_joints)
+    partial.update(joint_state(['j1', 'j2'], [0.0, 0.0], eff=[0.0, 0.0]))
+    assert partial.missing == [] and partial.efforts_complete  # the mimic needs no message
+
+
+# -- odometry of any link -> base state --------------------------------------------------------
+@pytest.mark.parametrize('rep', REPS, ids=lambda r: r.name)
+@pytest.mark.parametrize('child', ['root_link', 'l_sole', 'r_hand'])
+def test_base_state_from_odometry_reproduces_the_child_twist(icub, icub_body, rep, child):
+    """J_child(q) [nu_b; s_dot] (core, in rep) equals the odometry twist given in the child
+    frame (REP-105), and the child's pose is reproduced."""
+    rng = np.random.default_rng(2)
+    n = icub.NDoF
+    s, s_dot = rng.uniform(-1, 1, n), rng.normal(size=n)
+    w_H_c, twist_c = random_pose(rng), rng.normal(size=6)
+    w_H_b, nu = cv.base_state_from_odometry(
+        w_H_c, twist_c, icub_body.forward_kinematics(child, np.eye(4), s),
+        icub_body.relative_jacobian(child, s), s_dot, rep)
+    icub.set_frame_velocity_representation(rep)
+    try:
+        np.testing.assert_allclose(icub.forward_kinematics(child, w_H_b, s), w_H_c, atol=1e-12)
+        v_rep = icub.jacobian(child, w_H_b, s) @ np.concatenate([nu, s_dot])
+    finally:
+        icub.set_frame_velocity_representation(Representations.MIXED_REPRESENTATION)
+    # the child's twist in rep, from its body twist
+    r, p = w_H_c[:3, :3], w_H_c[:3, 3]
+    v_lin, w = r @ twist_c[:3], r @ twist_c[3:]
+    expected = {Representations.BODY_FIXED_REPRESENTATION: twist_c,
+                Representations.MIXED_REPRESENTATION: np.concatenate([v_lin, w]),
+                Representations.INERTIAL_FIXED_REPRESENTATION:
+                    np.concatenate([v_lin - np.cross(w, p), w])}[rep]
+    np.testing.assert_allclose(v_rep, expected, atol=1e-10)
+
+
+def test_change_base_representation_round_trip():
+    rng = np.random.default_rng(3)
+    h, nu = random_pose(rng), rng.normal(size=6)
+    for a in REPS:
+        for b in REPS:
+            there = cv.change_base_representation(nu, h, a, b)
+            np.testing.assert_allclose(cv.change_base_representation(there, h, b, a), nu,
+                                       atol=1e-12)
+
+
+# -- settings ----------------------------------------------------------------------------------
+def test_settings_defaults_and_normalisation():
+    s = make_settings(contacts=('l_sole', 'r_sole'), contact_topics=(('r_sole', 'ft/r'),),
+                      rate=500, velocity_representation='body_fixed_representation')
+    assert s.contact_topics == (('l_sole', 'l_sole/wrench'), ('r_sole', 'ft/r'))
+    assert s.rate == 500.0 and isinstance(s.rate, float)
+    assert s.velocity_representation == 'BODY_FIXED'
+    assert s.representation == Representations.BODY_FIXED_REPRESENTATION
+    np.testing.assert_array_equal(s.base_pose, np.eye(4))
+    with pytest.raises(Exception):
+        s.rate = 1.0   # frozen
+
+
+@pytest.mark.parametrize('values, match', [
+    (dict(rate=-1.0), "'rate' must be >= 0"),
+    (dict(rate=math.nan), "'rate' must be a finite number"),
+    (dict(rate=True), "'rate' must be a finite number"),
+    (dict(velocity_representation='LOCAL'), 'unknown velocity representation'),
+    (dict(gravity=(0.0, -9.8)), "'gravity' must be a list of 3 numbers"),
+    (dict(fixed_base_pose=(0.0,) * 7), "'fixed_base_pose'.*unit quaternion"),
+    (dict(wrench_timeout=0.0), "'wrench_timeout' must be > 0"),
+    (dict(diagnostics_period=-1.0), "'diagnostics_period' must be > 0"),
+    (dict(world_frame=''), "'world_frame' must be a non-empty string"),
+    (dict(contacts=('a', 'a')), "'contacts' must be distinct"),
+    (dict(publish_tf='yes'), "'publish_tf' must be a bool"),
+])
+def test_settings_reject_bad_values(values, match):
+    with pytest.raises(ValueError, match=match):
+        make_settings(**values)
+
+
+def test_updated_settings_applies_known_parameters_only():
+    s = make_settings()
+    new = updated_settings(s, [Parameter('rate', value=100),
+                               Parameter('gravity', value=[0.0, 0.0, -1.0]),
+                               Parameter('qos_overrides./joint_states.subscription.depth',
+                                         value=5)])
+    assert new.rate == 100.0 and new.gravity == (0.0, 0.0, -1.0)
+    assert s == Settings()   # unchanged
+    with pytest.raises(ValueError, match="'joint_state_timeout' must be > 0"):
+        updated_settings(s, [Parameter('joint_state_timeout', value=0.0)])
+
+
+# -- markers, diagnostics, serialised templates ---------------------------------------------
+def test_marker_values_and_serialised_template(icub):
+    settings = make_settings(world_frame='map', contacts=('l_sole', 'r_sole'))
+    msgs = TickMessages(icub, settings)
+    rng = np.random.default_rng(4)
+    r = icub.compute_tick(random_pose(rng), rng.normal(size=icub.NDoF), rng.normal(size=6),
+                          rng.normal(size=icub.NDoF))
+    stamp = Time(sec=12, nanosec=34)
+    forces = [(np.array([1.0, 2.0, 3.0]), np.array([0.0, 0.0, 100.0])), None]
+    data = msgs.marker_array(r, stamp, forces)
+    assert isinstance(data, bytes)     # the fast path is in use
+    arr = deserialize_message(data, MarkerArray)
+    by_key = {(m.ns, m.id): m for m in arr.markers}
+    assert set(by_key) == {('com', 0), ('com_projection', 0), ('momentum', 0), ('momentum', 1),
+                           ('contact_forces', 0), ('contact_forces', 1)}
+    assert all(m.header.frame_id == 'map' and m.header.stamp == stamp for m in arr.markers)
+    com = r.com
+    p = by_key['com', 0].pose.position
+    np.testing.assert_array_equal([p.x, p.y, p.z], com)
+    p = by_key['com_projection', 0].pose.position
+    np.testing.assert_array_equal([p.x, p.y, p.z], [com[0], com[1], 0.0])
+    for mid, scale, part in ((0, LINEAR_SCALE, slice(0, 3)), (1, ANGULAR_SCALE, slice(3, 6))):
+        a, b = by_key['momentum', mid].points
+        np.testing.assert_allclose([a.x, a.y, a.z], com, atol=1e-15)
+        np.testing.assert_allclose([b.x - a.x, b.y - a.y, b.z - a.z],
+                                   scale * r.centroidal_momentum[part], atol=1e-12)
+    force = by_key['contact_forces', 0]
+    assert force.action == Marker.ADD
+    np.testing.assert_allclose([force.points[1].z - force.points[0].z], [FORCE_SCALE * 100.0])
+    assert by_key['contact_forces', 1].action == Marker.DELETE
+    # the message path gives the same markers (compared on the wire: colours are float32)
+    plain = MarkerSet('map', ('l_sole', 'r_sole')).update(stamp, r.com, r.centroidal_momentum,
+                                                          forces)
+    assert deserialize_message(serialize_message(plain), MarkerArray) == arr
+    assert MarkerSet.delete_all(stamp, 'map').markers[0].action == Marker.DELETEALL
+
+
+def test_serialised_tf_matches_the_core(icub):
+    msgs = TickMessages(icub, make_settings(frame_prefix='r1/', world_frame='w'))
+    rng = np.random.default_rng(5)
+    w_H_b = random_pose(rng)
+    r = icub.compute_tick(w_H_b, rng.normal(size=icub.NDoF), np.zeros(6), np.zeros(icub.NDoF))
+    stamp = Time(sec=-5, nanosec=999_999_999)
+    tf = deserialize_message(msgs.tf(r, stamp, with_base=True), TFMessage)
+    assert len(tf.transforms) == icub.NDoF + 1
+    for t, (_, parent, child), h in zip(tf.transforms, icub.joint_frames, r.joint_transforms):
+        assert (t.header.frame_id, t.child_frame_id) == ('r1/' + parent, 'r1/' + child)
+        assert t.header.stamp == stamp
+        np.testing.assert_allclose(cv.transform_to_matrix(t.transform), h, atol=1e-14)
+    base = tf.transforms[-1]
+    assert (base.header.frame_id, base.child_frame_id) == ('w', 'r1/root_link')
+    np.testing.assert_allclose(cv.transform_to_matrix(base.transform), w_H_b, atol=1e-14)
+    joints_only = deserialize_message(msgs.tf(r, stamp, with_base=False), TFMessage)
+    assert len(joints_only.transforms) == icub.NDoF
+
+
+def test_tick_stats_and_diagnostics():
+    stats = TickStats(window=1.0)
+    for t, d in ((0.0, 1.0), (0.5, 0.002), (1.2, 0.004)):
+        stats.add(t, d)
+    count, mean, worst = stats.summary(1.2)
+    assert (count, mean, worst) == (2, pytest.approx(0.003), 0.004)
+    inputs = InputsReport(joint_state_age=0.01, missing_joints=['x'], odometry_age=None,
+                          wrenches=[('l_sole', 0.02, False), ('r_sole', 0.3, True),
+                                    ('hand', None, False)])
+    msg = build_diagnostics('kd', Time(sec=1), ('iCub', 'root_link', 32, 213), inputs,
+                            (2, 0.003, 0.004))
+    model, ins, tick = msg.status
+    assert model.level == model.OK and model.name == 'kd: model'
+    assert {kv.key: kv.value for kv in model.values}['joints'] == '32'
+    assert ins.level == ins.WARN
+    for part in ('1 joints never received', 'no odometry', 'wrench r_sole stale',
+                 'wrench hand missing'):
+        assert part in ins.message
+    assert tick.level == tick.OK and '2 ticks' in tick.message
+    assert build_diagnostics('kd', Time(), None, InputsReport(), (0, 0, 0)).status[0].level \
+        == model.ERROR

@@ -1,0 +1,654 @@
+"""kin_dyn_node in-process, over real rclpy and loopback DDS, against the dynamics core and
+Pinocchio.
+
+One rclpy context, one node and one helper node for the whole module (tests run in file
+order and share the node: the model reload test is last). The helper publishes iCub's
+description on the robot_description topic, joint states (split over two messages, with
+an unknown name), odometry of a foot and two foot wrenches (one expressed in another
+frame), and records every output.
+
+Run:  source scripts/env.sh && python -m pytest test/ros/test_node.py
+"""
+
+import math
+import os
+import re
+import pathlib
+import sys
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+_HINT = 'needs the ROS 2 environment: bash scripts/setup_env.sh && source scripts/env.sh'
+if not os.environ.get('KIN_DYN_VENV'):
+    pytest.importorskip('rclpy', reason=_HINT)
+    pytest.importorskip('tf2_msgs.msg', reason=_HINT)
+    pytest.importorskip('kin_dyn_ros_interfaces.srv', reason=_HINT)
+
+import icub_models  # noqa: E402
+import rclpy  # noqa: E402
+from builtin_interfaces.msg import Time  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from visualization_msgs.msg import Marker  # noqa: E402
+
+from kin_dyn_ros.conversions import (change_base_representation, matrix_to_pose,  # noqa: E402
+                                     transform_to_matrix)
+from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
+from kin_dyn_ros.dynamics.spatial import inverse_homogeneous, so3_exp  # noqa: E402
+from kin_dyn_ros.markers import FORCE_SCALE  # noqa: E402
+from kin_dyn_ros.node import KinDynNode  # noqa: E402
+from kin_dyn_ros.outputs import LATCHED_QOS  # noqa: E402
+from kin_dyn_ros_interfaces.msg import FloatingBaseState  # noqa: E402
+from kin_dyn_ros_interfaces.srv import GetDynamics, GetJacobian, GetMassMatrix  # noqa: E402
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / 'dynamics'))
+from oracles import (PinocchioOracle, wrench_in_frame_to_inertial,  # noqa: E402
+                     wrench_to_rep)
+from ros_helpers import (MIMIC_URDF, TICK_OUTPUTS, Rig, joint_state_msg, odometry_msg,  # noqa: E402
+                         use_loopback_domain, wrench_msg)
+
+pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
+
+CONTACT_TOPICS = {'l_sole': 'l_sole/wrench', 'r_sole': 'ft/right'}
+NODE_PARAMS = {'contacts': ['l_sole', 'r_sole'], 'contact.r_sole.topic': 'ft/right',
+               'wrench_timeout': 0.5, 'diagnostics_period': 0.2, 'world_frame': 'odom'}
+ODOM_CHILD = 'l_sole'
+MIXED = Representations.MIXED_REPRESENTATION
+BODY = Representations.BODY_FIXED_REPRESENTATION
+TOL = dict(rtol=1e-12, atol=1e-12)      # node vs the core: same arithmetic up to transport
+ORACLE = dict(rtol=1e-9, atol=1e-9)     # vs Pinocchio
+
+
+# -- fixtures ------------------------------------------------------------------------------
+@pytest.fixture(scope='module')
+def icub_urdf():
+    return pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
+
+
+@pytest.fixture(scope='module')
+def ref(icub_urdf):
+    """The reference core, in the node's default (MIXED) representation."""
+    return KinDynComputations(icub_urdf)
+
+
+@pytest.fixture(scope='module')
+def pin(icub_urdf, ref):
+    return PinocchioOracle(icub_urdf, ref.joints_name_list)
+
+
+@pytest.fixture(scope='module')
+def ros_context():
+    domain = use_loopback_domain(1, 33)
+    context = rclpy.context.Context()
+    rclpy.init(context=context, domain_id=domain)
+    yield context
+    rclpy.try_shutdown(context=context)
+
+
+@pytest.fixture(scope='module')
+def system(ros_context, icub_urdf):
+    node = KinDynNode(context=ros_context,
+                      parameter_overrides=[Parameter(k, value=v) for k, v in NODE_PARAMS.items()])
+    helper = rclpy.create_node('kin_dyn_test_helper', context=ros_context)
+    executor = SingleThreadedExecutor(context=ros_context)
+    executor.add_node(node)
+    executor.add_node(helper)
+    rig = Rig(helper, executor, contact_topics=CONTACT_TOPICS)
+    clients = {name: helper.create_client(srv, f'/kin_dyn_node/{name}') for name, srv in
+               (('get_jacobian', GetJacobian), ('get_mass_matrix', GetMassMatrix),
+                ('get_dynamics', GetDynamics))}
+    rig.description.publish(String(data=icub_urdf))
+    assert rig.spin_until(lambda: rig.received['tf_static']), 'model never loaded'
+    rig.wait_matched()
+    assert all(c.wait_for_service(timeout_sec=10.0) for c in clients.values())
+    yield SimpleNamespace(node=node, rig=rig, clients=clients)
+    executor.shutdown()
+    helper.destroy_node()
+    node.destroy_node()
+
+
+# -- building inputs and expected outputs -----------------------------------------------------
+@dataclass
+class Case:
+    """One robot state as the helper sends it."""
+
+    s: np.ndarray
+    s_dot: np.ndarray
+    tau: np.ndarray
+    w_H_c: np.ndarray       # odometry pose of ODOM_CHILD
+    twist_c: np.ndarray     # its twist in its own axes (REP-105)
+    wrenches: dict          # contact -> (header.frame_id, w (6,))
+
+
+def make_case(ref, seed):
+    rng = np.random.default_rng(seed)
+    n = ref.NDoF
+    w_H_c = np.eye(4)
+    w_H_c[:3, :3] = so3_exp(rng.normal(size=3) * 0.3)
+    w_H_c[:3, 3] = rng.normal(size=3)
+    return Case(rng.uniform(-0.5, 0.5, n), rng.normal(size=n) * 0.5, rng.normal(size=n),
+                w_H_c, rng.normal(size=6) * 0.3,
+                {'l_sole': ('', rng.normal(size=6) * 20.0),
+                 'r_sole': ('r_foot', rng.normal(size=6) * 20.0)})
+
+
+def base_state(ref, case):
+    """(w_H_b, nu) from the odometry of ODOM_CHILD, solved with the core's MIXED Jacobian:
+    J_child [nu; s_dot] = the child's MIXED twist (independent of the node's method)."""
+    w_H_b = case.w_H_c @ inverse_homogeneous(ref.forward_kinematics(ODOM_CHILD, np.eye(4), case.s))
+    jac = ref.jacobian(ODOM_CHILD, w_H_b, case.s)
+    r = case.w_H_c[:3, :3]
+    v_child = np.concatenate([r @ case.twist_c[:3], r @ case.twist_c[3:]])
+    nu = np.linalg.solve(jac[:, :6], v_child - jac[:, 6:] @ case.s_dot)
+    return w_H_b, nu
+
+
+def frame_wrenches(case, contacts=('l_sole', 'r_sole')):
+    return {c: (case.wrenches[c][0] or c, case.wrenches[c][1]) for c in contacts}
+
+
+def expected(ref, case, contacts=('l_sole', 'r_sole'), tau=True):
+    w_H_b, nu = base_state(ref, case)
+    return ref.compute_tick(w_H_b, case.s, nu, case.s_dot, case.tau if tau else None,
+                            frame_wrenches(case, contacts))
+
+
+def ns(stamp):
+    return stamp.sec * 10**9 + stamp.nanosec
+
+
+def from_ns(t):
+    return Time(sec=t // 10**9, nanosec=t % 10**9)
+
+
+def stamp_after(rig):
+    """A fresh stamp: now on the helper's clock."""
+    return from_ns(rig.node.get_clock().now().nanoseconds)
+
+
+def add_ms(stamp, ms):
+    return from_ns(ns(stamp) + int(ms * 1e6))
+
+
+def send_base_and_wrenches(system, case, stamp, wrench_stamps=None):
+    """Publish odometry and wrenches, and wait until the node holds them."""
+    rig, node = system.rig, system.node
+    rig.odometry.publish(odometry_msg('odom', ODOM_CHILD, case.w_H_c, case.twist_c, stamp))
+    for c, (frame, w) in case.wrenches.items():
+        rig.wrenches[c].publish(wrench_msg(frame, w, (wrench_stamps or {}).get(c, stamp)))
+    want = {c: ns((wrench_stamps or {}).get(c, stamp)) for c in case.wrenches}
+    assert rig.spin_until(
+        lambda: node._odometry is not None and node._odometry.stamp_ns == ns(stamp)
+        and all(c in node._wrenches and node._wrenches[c].stamp_ns == t for c, t in want.items()))
+
+
+def send_joints(system, case, stamp, efforts=True):
+    """Publish the joint state in two messages: even joints + an unknown name at stamp - 1 ms,
+    odd joints at ``stamp`` (the tick whose outputs the tests check)."""
+    rig, joints = system.rig, np.array(system.node._model.kd.joints_name_list)
+    first = add_ms(stamp, -1.0)
+    for part, st in ((slice(0, None, 2), first), (slice(1, None, 2), stamp)):
+        extra = ['not_a_joint'] if st is first else []
+        pos = list(case.s[part]) + [1.0] * len(extra)
+        vel = list(case.s_dot[part]) + [1.0] * len(extra)
+        eff = list(case.tau[part]) + [1.0] * len(extra) if efforts else []
+        rig.joint_states.publish(joint_state_msg(list(joints[part]) + extra, pos, vel, eff, st))
+
+
+def send_case(system, case, keys=TICK_OUTPUTS):
+    stamp = stamp_after(system.rig)
+    send_base_and_wrenches(system, case, stamp)
+    send_joints(system, case, stamp)
+    return stamp, system.rig.wait_outputs(stamp, keys)
+
+
+def call(system, name, request):
+    future = system.clients[name].call_async(request)
+    assert system.rig.spin_until(future.done), f'{name}: no response'
+    return future.result()
+
+
+def tf_matrices(msg):
+    return {(t.header.frame_id, t.child_frame_id): transform_to_matrix(t.transform)
+            for t in msg.transforms}
+
+
+def assert_tf(msg, ref, result, base=True):
+    got = tf_matrices(msg)
+    want = {(p, c): h for (_, p, c), h in zip(ref.joint_frames, result.joint_transforms)}
+    if base:
+        want['odom', 'root_link'] = result.base_pose
+    assert set(got) == set(want)
+    for key, h in want.items():
+        np.testing.assert_allclose(got[key], h, atol=1e-12, err_msg=str(key))
+
+
+def xyz(v):
+    return np.array([v.x, v.y, v.z])
+
+
+# -- tests ------------------------------------------------------------------------------------
+def test_joints_never_received_use_the_default_and_are_reported(system, ref):
+    case = make_case(ref, 0)
+    names = ref.joints_name_list
+    received = names[:20]
+    stamp = stamp_after(system.rig)
+    send_base_and_wrenches(system, case, stamp)
+    system.rig.joint_states.publish(joint_state_msg(received, case.s[:20], case.s_dot[:20],
+                                                    case.tau[:20], stamp))
+    out = system.rig.wait_outputs(stamp, ('tf', 'com'))
+    case.s[20:] = 0.0          # default_joint_position
+    case.s_dot[20:] = 0.0
+    result = expected(ref, case, tau=False)
+    assert_tf(out['tf'], ref, result)
+    np.testing.assert_allclose(xyz(out['com'].point), result.com, **TOL)
+    assert system.rig.find('forward_dynamics', stamp) is None   # efforts incomplete
+
+    def inputs_status():
+        diagnostics = system.rig.received['diagnostics']
+        return diagnostics and [s for s in diagnostics[-1].status if s.name.endswith('inputs')][0]
+
+    def missing():
+        return {kv.key: kv.value for kv in inputs_status().values}['missing joints'].split()
+    assert system.rig.spin_until(lambda: inputs_status() and missing() == names[20:])
+    assert f'{len(names) - 20} joints never received' in inputs_status().message
+
+
+def test_every_output_matches_the_core_and_pinocchio(system, ref, pin):
+    case = make_case(ref, 1)
+    stamp, out = send_case(system, case)
+    result = expected(ref, case)
+    w_H_b, nu = base_state(ref, case)
+
+    # the node's base twist reproduces the odometry twist through the core's Jacobian
+    measured = system.node._measured
+    np.testing.assert_allclose(measured.w_H_b, w_H_b, atol=1e-12)
+    v_child = ref.jacobian(ODOM_CHILD, measured.w_H_b, case.s) @ np.concatenate(
+        [measured.base_vel, case.s_dot])
+    r = case.w_H_c[:3, :3]
+    np.testing.assert_allclose(v_child, np.concatenate([r @ case.twist_c[:3],
+                                                        r @ case.twist_c[3:]]), atol=1e-10)
+
+    # /tf and /tf_static
+    assert_tf(out['tf'], ref, result)
+    static = tf_matrices(system.rig.received['tf_static'][-1])
+    want_static = {(p, c): h for _, p, c, h in ref.static_transforms}
+    assert set(static) == set(want_static)
+    for key, h in want_static.items():
+        np.testing.assert_allclose(static[key], h, atol=1e-12)
+
+    # CoM, momentum, gravity torques, forward dynamics: the core, and Pinocchio
+    assert out['com'].header.frame_id == 'odom'
+    np.testing.assert_allclose(xyz(out['com'].point), result.com, **TOL)
+    np.testing.assert_allclose(xyz(out['com'].point), pin.com_position(w_H_b, case.s), **ORACLE)
+    mom = out['momentum']
+    assert mom.header.frame_id == 'odom'
+    np.testing.assert_allclose(np.concatenate([xyz(mom.twist.linear), xyz(mom.twist.angular)]),
+                               result.centroidal_momentum, **TOL)
+    np.testing.assert_allclose(
+        result.centroidal_momentum,
+        pin.centroidal_momentum_matrix('MIXED', w_H_b, case.s) @ np.concatenate([nu, case.s_dot]),
+        **ORACLE)
+    grav = out['gravity']
+    assert list(grav.name) == ref.joints_name_list
+    np.testing.assert_allclose(grav.effort, result.gravity_torques, **TOL)
+    np.testing.assert_allclose(grav.effort, pin.gravity_term('MIXED', w_H_b, case.s)[6:], **ORACLE)
+    fd = out['forward_dynamics']
+    assert fd.representation == 'MIXED'
+    assert list(fd.joint_names) == ref.joints_name_list
+    assert sorted(fd.active_contacts) == ['l_sole', 'r_sole']
+    acc = np.concatenate([xyz(fd.base_acceleration.linear), xyz(fd.base_acceleration.angular),
+                          fd.joint_accelerations])
+    np.testing.assert_allclose(acc, np.concatenate([result.base_acceleration,
+                                                    result.joint_accelerations]), **TOL)
+    ext = {}
+    for contact, (frame, w) in frame_wrenches(case).items():
+        w_H_e = ref.forward_kinematics(frame, w_H_b, case.s)
+        w_H_f = ref.forward_kinematics(contact, w_H_b, case.s)
+        ext[contact] = wrench_to_rep('MIXED', w_H_f, wrench_in_frame_to_inertial(w_H_e, w))
+    np.testing.assert_allclose(acc, pin.aba('MIXED', w_H_b, case.s, nu, case.s_dot, case.tau, ext),
+                               rtol=1e-8, atol=1e-8)
+
+    # markers: CoM, projection, contact forces at the soles in world axes
+    markers = {(m.ns, m.id): m for m in out['markers'].markers}
+    np.testing.assert_allclose(xyz(markers['com', 0].pose.position), result.com, **TOL)
+    np.testing.assert_allclose(xyz(markers['com_projection', 0].pose.position),
+                               [*result.com[:2], 0.0], **TOL)
+    for k, contact in enumerate(('l_sole', 'r_sole')):
+        frame, w = frame_wrenches(case)[contact]
+        arrow = markers['contact_forces', k]
+        assert arrow.action == Marker.ADD
+        start, end = xyz(arrow.points[0]), xyz(arrow.points[1])
+        np.testing.assert_allclose(start, ref.forward_kinematics(contact, w_H_b, case.s)[:3, 3],
+                                   atol=1e-12)
+        r_e = ref.forward_kinematics(frame, w_H_b, case.s)[:3, :3]
+        np.testing.assert_allclose(end - start, FORCE_SCALE * r_e @ w[:3], atol=1e-12)
+
+
+def test_diagnostics_report_model_inputs_and_tick_time(system, ref):
+    send_case(system, make_case(ref, 2))
+    rig = system.rig
+    n = len(rig.received['diagnostics'])
+    assert rig.spin_until(lambda: len(rig.received['diagnostics']) > n)
+    status = {s.name: s for s in rig.received['diagnostics'][-1].status}
+    assert set(status) == {'kin_dyn_node: model', 'kin_dyn_node: inputs', 'kin_dyn_node: tick'}
+    model = {kv.key: kv.value for kv in status['kin_dyn_node: model'].values}
+    assert model == {'robot': 'iCub', 'root_link': 'root_link', 'joints': '32', 'frames': '213'}
+    inputs = {kv.key: kv.value for kv in status['kin_dyn_node: inputs'].values}
+    assert inputs['missing joints'] == '' and inputs['forward dynamics'] == 'computed'
+    for key in ('joint_states age [s]', 'odometry age [s]', 'wrench l_sole age [s]',
+                'wrench r_sole age [s]'):
+        assert 0.0 <= float(inputs[key]) < 5.0
+    tick = {kv.key: kv.value for kv in status['kin_dyn_node: tick'].values}
+    assert 0.0 < float(tick['mean [ms]']) <= float(tick['max [ms]'])
+
+
+def test_services_match_the_core_and_pinocchio(system, ref, pin):
+    case = make_case(ref, 3)
+    send_case(system, case)
+    w_H_b, nu = base_state(ref, case)
+    n = ref.NDoF
+
+    # measured state, default (MIXED) representation
+    res = call(system, 'get_jacobian', GetJacobian.Request(frame='r_hand', use_measured_state=True))
+    assert res.success, res.message
+    assert (res.rows, res.cols) == (6, 6 + n)
+    assert list(res.column_names) == ['base_lin_x', 'base_lin_y', 'base_lin_z', 'base_ang_x',
+                                      'base_ang_y', 'base_ang_z'] + ref.joints_name_list
+    np.testing.assert_allclose(np.reshape(res.data, (6, -1)),
+                               ref.jacobian('r_hand', w_H_b, case.s), **TOL)
+
+    # explicit state in BODY_FIXED, joints in another order: vs Pinocchio
+    rng = np.random.default_rng(4)
+    order = rng.permutation(n)
+    s2 = rng.uniform(-0.5, 0.5, n)
+    h2 = make_case(ref, 5).w_H_c
+    req_state = FloatingBaseState(joint_names=[ref.joints_name_list[i] for i in order],
+                                  positions=list(s2[order]), base_pose=matrix_to_pose(h2))
+    res = call(system, 'get_jacobian', GetJacobian.Request(
+        frame='l_hand', representation='BODY_FIXED', use_measured_state=False, state=req_state))
+    assert res.success, res.message
+    np.testing.assert_allclose(np.reshape(res.data, (6, -1)),
+                               pin.jacobian('BODY_FIXED', 'l_hand', h2, s2), **ORACLE)
+    res = call(system, 'get_mass_matrix', GetMassMatrix.Request(
+        representation='BODY_FIXED', use_measured_state=False, state=req_state))
+    assert res.success, res.message
+    assert (res.rows, res.cols) == (6 + n, 6 + n)
+    np.testing.assert_allclose(np.reshape(res.data, (6 + n, 6 + n)),
+                               pin.mass_matrix('BODY_FIXED', h2, s2), **ORACLE)
+
+    # everything at the measured state, in INERTIAL_FIXED (the base twist is converted)
+    inertial = Representations.INERTIAL_FIXED_REPRESENTATION
+    res = call(system, 'get_dynamics', GetDynamics.Request(
+        representation='INERTIAL_FIXED', use_measured_state=True, frames=['l_sole', 'head']))
+    assert res.success, res.message
+    ref.set_frame_velocity_representation(inertial)
+    try:
+        nu_in = change_base_representation(nu, w_H_b, MIXED, inertial)   # nu is MIXED
+        big = 6 + n
+        np.testing.assert_allclose(np.reshape(res.mass_matrix, (big, big)),
+                                   ref.mass_matrix(w_H_b, case.s), **TOL)
+        np.testing.assert_allclose(res.bias_forces,
+                                   ref.bias_force(w_H_b, case.s, nu_in, case.s_dot), **TOL)
+        np.testing.assert_allclose(res.bias_forces,
+                                   pin.bias_force('INERTIAL_FIXED', w_H_b, case.s, nu_in,
+                                                  case.s_dot), **ORACLE)
+        np.testing.assert_allclose(res.gravity_forces, ref.gravity_term(w_H_b, case.s), **TOL)
+        np.testing.assert_allclose(np.reshape(res.centroidal_momentum_matrix, (6, big)),
+                                   ref.centroidal_momentum_matrix(w_H_b, case.s), **TOL)
+        np.testing.assert_allclose(xyz(res.com), ref.CoM_position(w_H_b, case.s), **TOL)
+        np.testing.assert_allclose(np.reshape(res.com_jacobian, (3, big)),
+                                   ref.CoM_jacobian(w_H_b, case.s), **TOL)
+        jac = np.reshape(res.jacobians, (2, 6, big))
+        for k, frame in enumerate(('l_sole', 'head')):
+            np.testing.assert_allclose(jac[k], ref.jacobian(frame, w_H_b, case.s), **TOL)
+    finally:
+        ref.set_frame_velocity_representation(MIXED)
+    assert list(res.frames) == ['l_sole', 'head']
+
+
+def _bad_state(ref, **change):
+    state = dict(joint_names=ref.joints_name_list, positions=[0.0] * ref.NDoF,
+                 base_pose=matrix_to_pose(np.eye(4)))
+    state.update(change)
+    return FloatingBaseState(**state)
+
+
+def test_service_errors_are_reported_not_thrown(system, ref):
+    names = ref.joints_name_list
+    zero_q = matrix_to_pose(np.eye(4))
+    zero_q.orientation.w = 0.0
+    def jacobian(**state):
+        return GetJacobian.Request(frame='l_sole', state=_bad_state(ref, **state))
+    cases = [
+        (GetJacobian.Request(frame='no_such_link', use_measured_state=True),
+         "unknown frame 'no_such_link'"),
+        (GetJacobian.Request(frame='l_sole', representation='LOCAL', use_measured_state=True),
+         'unknown velocity representation'),
+        (jacobian(joint_names=names[:-1] + ['bogus']), "unknown joints \\['bogus'\\]"),
+        (jacobian(positions=[0.0] * 3), '32 joint_names, 3 positions'),
+        (jacobian(joint_names=names[:-1], positions=[0.0] * 31),
+         f"misses joints \\['{names[-1]}'\\]"),
+        (jacobian(base_pose=zero_q), 'base_pose.*unit quaternion'),
+        (jacobian(positions=[math.nan] * 32), 'NaN or inf'),
+        (GetDynamics.Request(use_measured_state=True, frames=['l_sole', 'nope']),
+         "unknown frame 'nope'"),
+        (GetMassMatrix.Request(state=_bad_state(ref, velocities=[0.0])), '1 velocities'),
+    ]
+    services = {GetJacobian.Request: 'get_jacobian', GetDynamics.Request: 'get_dynamics',
+                GetMassMatrix.Request: 'get_mass_matrix'}
+    for request, match in cases:
+        res = call(system, services[type(request)], request)
+        assert not res.success
+        assert re.search(match, res.message), (match, res.message)
+    # the node still answers and still publishes
+    res = call(system, 'get_mass_matrix', GetMassMatrix.Request(use_measured_state=True))
+    assert res.success
+    send_case(system, make_case(ref, 6), keys=('com',))
+
+
+def test_bad_inputs_are_dropped_and_leave_the_state_unchanged(system, ref):
+    rig, node = system.rig, system.node
+    case = make_case(ref, 7)
+    stamp, before = send_case(system, case)
+    names = ref.joints_name_list
+    bad_stamp = add_ms(stamp, 1.0)
+    nan_q = odometry_msg('odom', ODOM_CHILD, np.eye(4), np.zeros(6), bad_stamp)
+    nan_q.pose.pose.orientation.x = math.nan
+    zero_q = odometry_msg('odom', ODOM_CHILD, np.eye(4), np.zeros(6), bad_stamp)
+    zero_q.pose.pose.orientation.w = 0.0
+    bad_twist = odometry_msg('odom', ODOM_CHILD, np.eye(4), [0, 0, math.inf, 0, 0, 0], bad_stamp)
+    for msg in (zero_q, nan_q, bad_twist,
+                odometry_msg('odom', 'no_link', np.eye(4), np.zeros(6), bad_stamp),
+                odometry_msg('map', ODOM_CHILD, np.eye(4), np.zeros(6), bad_stamp)):
+        rig.odometry.publish(msg)
+    rig.wrenches['l_sole'].publish(wrench_msg('', [math.nan, 0, 0, 0, 0, 0], bad_stamp))
+    rig.wrenches['r_sole'].publish(wrench_msg('no_such_frame', np.ones(6), bad_stamp))
+    bad_js = [joint_state_msg(names[:2], [0.1]),                              # 2 names, 1 position
+              joint_state_msg(names[:2], [0.1, 0.2], [1.0]),                  # velocity length
+              joint_state_msg(names[:2], [0.1, 0.2], efforts=[1.0, 2.0, 3.0]),  # effort length
+              joint_state_msg(names[:2], [0.1, math.nan]),
+              joint_state_msg(names[:2], [0.1, 0.2], [math.inf, 0.0])]
+    bad_stamps = [add_ms(stamp, 2.0 + k) for k in range(len(bad_js))]
+    for msg, st in zip(bad_js, bad_stamps):
+        msg.header.stamp = st
+        rig.joint_states.publish(msg)
+    # re-send the good odometry and wrenches (in order after the bad ones on each topic)
+    # and probe with the odd joints again (unchanged values) and unknown names only
+    probe = add_ms(stamp, 20.0)
+    send_base_and_wrenches(system, case, probe)
+    rig.joint_states.publish(joint_state_msg(['nobody'], [3.0], stamp=add_ms(stamp, 19.0)))
+    rig.joint_states.publish(joint_state_msg(names[1::2], case.s[1::2], case.s_dot[1::2],
+                                             case.tau[1::2], probe))
+    after = rig.wait_outputs(probe)
+    for st in bad_stamps:
+        assert rig.find('com', st) is None          # bad JointStates made no tick
+    assert_tf(after['tf'], ref, expected(ref, case))
+    for key in ('com', 'momentum', 'gravity', 'forward_dynamics'):
+        a, b = before[key], after[key]
+        b.header = a.header                         # everything but the stamp is equal
+        assert a == b, key
+    assert node._model.kd.NDoF == 32
+
+
+def test_same_stamp_is_published_once_and_backwards_stamps_reset(system, ref):
+    rig = system.rig
+    case = make_case(ref, 8)
+    stamp, _ = send_case(system, case)
+    names = ref.joints_name_list
+    rig.joint_states.publish(joint_state_msg(names, case.s + 0.1, stamp=stamp))   # same stamp
+    later = add_ms(stamp, 5.0)
+    rig.joint_states.publish(joint_state_msg(names, case.s, case.s_dot, case.tau, later))
+    rig.wait_outputs(later, ('tf',))
+    assert rig.count('tf', stamp) == 1 and rig.count('com', stamp) == 1
+    past = add_ms(stamp, -10_000.0)                                               # clock jump
+    rig.joint_states.publish(joint_state_msg(names, case.s, case.s_dot, case.tau, past))
+    rig.wait_outputs(past, ('tf', 'com'))
+    again = add_ms(past, 1.0)
+    rig.joint_states.publish(joint_state_msg(names, case.s, case.s_dot, case.tau, again))
+    rig.wait_outputs(again, ('tf',))
+
+
+def test_forward_dynamics_needs_every_effort_and_fresh_wrenches(system, ref):
+    rig = system.rig
+    case = make_case(ref, 9)
+    stamp = stamp_after(rig)
+    old = add_ms(stamp, -2000.0)                    # older than wrench_timeout (0.5 s)
+    send_base_and_wrenches(system, case, stamp, wrench_stamps={'r_sole': old})
+    send_joints(system, case, stamp)
+    out = rig.wait_outputs(stamp)
+    fd = out['forward_dynamics']
+    assert list(fd.active_contacts) == ['l_sole']
+    result = expected(ref, case, contacts=('l_sole',))
+    np.testing.assert_allclose(fd.joint_accelerations, result.joint_accelerations, **TOL)
+    markers = {(m.ns, m.id): m for m in out['markers'].markers}
+    assert markers['contact_forces', 1].action == Marker.DELETE
+
+    def stale_reported():
+        return any('wrench r_sole stale' in s.message
+                   for s in rig.received['diagnostics'][-1].status)
+    assert rig.spin_until(stale_reported)
+    # a joint state without efforts: outputs, but no forward dynamics
+    no_effort = add_ms(stamp, 10.0)
+    send_joints(system, case, no_effort, efforts=False)
+    rig.wait_outputs(no_effort, ('tf', 'com', 'gravity'))
+    probe = add_ms(stamp, 20.0)
+    send_joints(system, case, probe)
+    rig.wait_outputs(probe)
+    assert rig.find('forward_dynamics', no_effort) is None
+
+
+def test_parameters_are_validated_and_applied(system, ref):
+    node, rig = system.node, system.rig
+    res = node.set_parameters([Parameter('rate', value=-5.0)])[0]
+    assert not res.successful and "'rate' must be >= 0" in res.reason
+    res = node.set_parameters([Parameter('contacts', value=['x'])])[0]
+    assert not res.successful                                    # read-only
+    res = node.set_parameters([Parameter('fixed_base_pose', value=[0.0] * 7)])[0]
+    assert not res.successful and 'unit quaternion' in res.reason
+    res = node.set_parameters([Parameter('velocity_representation', value='BODY_FIXED'),
+                               Parameter('publish_tf', value=False)])
+    assert all(r.successful for r in res)
+    try:
+        case = make_case(ref, 10)
+        stamp, out = send_case(system, case, keys=('com', 'forward_dynamics'))
+        fd = out['forward_dynamics']
+        assert fd.representation == 'BODY_FIXED'
+        w_H_b, nu = base_state(ref, case)
+        ref.set_frame_velocity_representation(BODY)
+        try:
+            nu_b = change_base_representation(nu, w_H_b, MIXED, BODY)
+            r = ref.compute_tick(w_H_b, case.s, nu_b, case.s_dot, case.tau, frame_wrenches(case))
+        finally:
+            ref.set_frame_velocity_representation(MIXED)
+        acc = np.concatenate([xyz(fd.base_acceleration.linear), xyz(fd.base_acceleration.angular)])
+        np.testing.assert_allclose(acc, r.base_acceleration, rtol=1e-10, atol=1e-10)
+        probe = add_ms(stamp, 5.0)
+        send_joints(system, case, probe)
+        rig.wait_outputs(probe, ('com', 'markers'))
+        assert rig.find('tf', stamp) is None and rig.find('tf', probe) is None
+    finally:
+        res = node.set_parameters([Parameter('velocity_representation', value='MIXED'),
+                                   Parameter('publish_tf', value=True)])
+        assert all(r.successful for r in res)
+
+
+def test_timer_rate_and_frame_prefix(system, ref):
+    node, rig = system.node, system.rig
+    n_static = len(rig.received['tf_static'])
+    res = node.set_parameters([Parameter('rate', value=200.0),
+                               Parameter('frame_prefix', value='r1/')])
+    assert all(r.successful for r in res)
+    try:
+        assert rig.spin_until(lambda: len(rig.received['tf_static']) > n_static)
+        static = tf_matrices(rig.received['tf_static'][-1])
+        assert ('r1/l_foot', 'r1/l_sole') in static and ('l_foot', 'l_sole') not in static
+        case = make_case(ref, 12)
+        stamp = stamp_after(rig)
+        send_base_and_wrenches(system, case, stamp)
+        rig.joint_states.publish(joint_state_msg(ref.joints_name_list, case.s, case.s_dot,
+                                                 case.tau, stamp))
+        out = rig.wait_outputs(stamp, ('tf', 'com'))
+        assert ('odom', 'r1/root_link') in tf_matrices(out['tf'])
+        assert node._tick_timer.timer_period_ns == 5_000_000
+        rig.spin_until(lambda: False, timeout_s=0.1)     # ~20 timer periods, same stamp
+        assert rig.count('tf', stamp) == 1 and rig.count('com', stamp) == 1
+    finally:
+        res = node.set_parameters([Parameter('rate', value=0.0),
+                                   Parameter('frame_prefix', value='')])
+        assert all(r.successful for r in res)
+
+
+def test_broken_description_is_rejected_and_a_new_one_reloads(system, ref, capfd):
+    node, rig = system.node, system.rig
+    broken = '<robot name="broken"><link name="a"/><joint name="j" type="revolute">'
+    res = node.set_parameters([Parameter('robot_description', value=broken)])[0]
+    assert not res.successful and 'rejected robot_description' in res.reason
+    assert 'keeping the current model (iCub)' in res.reason
+    rig.description.publish(String(data=broken))
+    seen = []
+    assert rig.spin_until(lambda: seen.append(capfd.readouterr().err) or
+                          'rejected robot_description' in ''.join(seen))
+    send_case(system, make_case(ref, 11), keys=('tf', 'com'))    # still iCub, still publishing
+
+    # a new model at run time: /tf_static rebuilt (iCub's frames gone), markers DELETEALL
+    small = MIMIC_URDF
+    n_static, n_markers = len(rig.received['tf_static']), len(rig.received['markers'])
+    rig.description.publish(String(data=small))
+
+    def delete_all():
+        return [m for m in rig.received['markers'][n_markers:]
+                if [x.action for x in m.markers] == [Marker.DELETEALL]]
+    assert rig.spin_until(lambda: len(rig.received['tf_static']) > n_static and delete_all())
+    static = tf_matrices(rig.received['tf_static'][-1])
+    assert set(static) == {('b', 'sensor')}
+    stamp = stamp_after(rig)
+    rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], stamp=stamp))
+    out = rig.wait_outputs(stamp, ('tf', 'com'))
+    small_kd = KinDynComputations(small)
+    s = np.zeros(3)
+    s[[small_kd.joints_name_list.index(j) for j in ('j1', 'j2')]] = 0.3, 0.1
+    s = small_kd.apply_mimic(s)
+    result = small_kd.compute_tick(np.eye(4), s, np.zeros(6), np.zeros(3))
+    got = tf_matrices(out['tf'])
+    assert set(got) == {('base', 'a'), ('a', 'b'), ('base', 'c')}   # no odometry: no base tf
+    for (_, p, c), h in zip(small_kd.joint_frames, result.joint_transforms):
+        np.testing.assert_allclose(got[p, c], h, atol=1e-12)
+    np.testing.assert_allclose(xyz(out['com'].point), result.com, **TOL)
+    res = call(system, 'get_jacobian', GetJacobian.Request(frame='l_sole', use_measured_state=True))
+    assert not res.success and "unknown frame 'l_sole'" in res.message
+
+    # a description set as the parameter wins, and is re-published on the topic (latched)
+    texts = []
+    system.rig.node.create_subscription(String, 'robot_description',
+                                        lambda m: texts.append(m.data), LATCHED_QOS)
+    by_param = small.replace('</robot>', '<!-- from the parameter --></robot>')
+    res = node.set_parameters([Parameter('robot_description', value=by_param)])[0]
+    assert res.successful, res.reason
+    assert rig.spin_until(lambda: by_param in texts)

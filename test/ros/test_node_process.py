@@ -1,0 +1,157 @@
+"""kin_dyn_node as a separate process, started as launch starts it:
+
+    kin_dyn_node --ros-args --params-file config/kin_dyn.yaml -p ...
+
+The test process publishes iCub's description (topic), joint states and foot wrenches,
+receives the outputs over loopback DDS and checks them against the dynamics core, calls a
+service, then sends SIGINT and expects a clean exit (code 0). A bad parameter must stop the
+node at start-up with a clear message and a non-zero exit code.
+
+Run:  source scripts/env.sh && python -m pytest test/ros/test_node_process.py
+"""
+
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+_HINT = 'needs the ROS 2 environment: bash scripts/setup_env.sh && source scripts/env.sh'
+if not os.environ.get('KIN_DYN_VENV'):
+    pytest.importorskip('rclpy', reason=_HINT)
+    pytest.importorskip('tf2_msgs.msg', reason=_HINT)
+    pytest.importorskip('kin_dyn_ros_interfaces.srv', reason=_HINT)
+
+import icub_models  # noqa: E402
+import rclpy  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+
+from kin_dyn_ros.conversions import transform_to_matrix  # noqa: E402
+from kin_dyn_ros.dynamics import KinDynComputations  # noqa: E402
+from kin_dyn_ros_interfaces.srv import GetMassMatrix  # noqa: E402
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+from ros_helpers import Rig, joint_state_msg, use_loopback_domain, wrench_msg  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
+
+CONFIG = str(REPO / 'config' / 'kin_dyn.yaml')
+
+
+def node_command():
+    """The installed console script, as launch runs it (lib/kin_dyn_ros for a colcon install,
+    the venv's bin for an editable pip install), else the module."""
+    for candidate in (pathlib.Path(sys.prefix) / 'lib' / 'kin_dyn_ros' / 'kin_dyn_node',
+                      shutil.which('kin_dyn_node')):
+        if candidate and os.access(candidate, os.X_OK):
+            return [str(candidate)]
+    return [sys.executable, '-m', 'kin_dyn_ros.node']
+
+
+def start_node(*params):
+    args = [a for p in params for a in ('-p', p)]
+    return subprocess.Popen(node_command() + ['--ros-args', '--params-file', CONFIG] + args,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=REPO, env=dict(os.environ))
+
+
+@pytest.fixture(scope='module')
+def ros_context():
+    domain = use_loopback_domain(34, 66)
+    context = rclpy.context.Context()
+    rclpy.init(context=context, domain_id=domain)
+    yield context
+    rclpy.try_shutdown(context=context)
+
+
+def test_bad_parameter_stops_the_node_with_a_clear_error(ros_context):
+    proc = start_node('rate:=-1.0')
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out
+    assert "invalid configuration: parameter 'rate' must be >= 0" in out
+
+
+def test_node_process_publishes_and_exits_cleanly_on_sigint(ros_context):
+    urdf = pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
+    kd = KinDynComputations(urdf)
+    proc = start_node('use_odometry:=false', 'fixed_base_pose:=[0.1, 0.0, 0.6, 0.0, 0.0, 0.0, 1.0]',
+                      'diagnostics_period:=0.2')
+    helper = rclpy.create_node('kin_dyn_process_test', context=ros_context)
+    executor = SingleThreadedExecutor(context=ros_context)
+    executor.add_node(helper)
+    try:
+        rig = Rig(helper, executor, contact_topics={'l_sole': 'l_sole/wrench',
+                                                    'r_sole': 'r_sole/wrench'})
+        client = helper.create_client(GetMassMatrix, '/kin_dyn_node/get_mass_matrix')
+        assert client.wait_for_service(timeout_sec=30.0)
+
+        def mass_matrix():
+            future = client.call_async(GetMassMatrix.Request(use_measured_state=True))
+            assert rig.spin_until(future.done)
+            return future.result()
+        res = mass_matrix()                                    # before any description
+        assert not res.success and 'no robot model loaded yet' in res.message
+        rig.description.publish(String(data=urdf))
+        assert rig.spin_until(lambda: rig.received['tf_static'], timeout_s=30.0), \
+            'the node never published /tf_static'
+        rig.wait_matched(timeout_s=30.0, odometry=False)
+        rng = np.random.default_rng(0)
+        n = kd.NDoF
+        s, s_dot, tau = rng.uniform(-0.5, 0.5, n), rng.normal(size=n), rng.normal(size=n)
+        w_l = rng.normal(size=6) * 20.0
+        # one probe per spin until the node answers: DDS matching may still be settling
+        stamps = []
+
+        def probe():
+            stamp = rig.now()
+            rig.wrenches['l_sole'].publish(wrench_msg('', w_l, stamp))
+            rig.joint_states.publish(joint_state_msg(kd.joints_name_list, s, s_dot, tau, stamp))
+            stamps.append(stamp)
+
+        def with_wrench():   # the first stamp whose forward dynamics used the wrench
+            return next((st for st in stamps if 'l_sole' in getattr(
+                rig.find('forward_dynamics', st), 'active_contacts', [])), None)
+
+        assert rig.spin_until(with_wrench, timeout_s=30.0, on_tick=probe)
+        stamp = with_wrench()
+        out = rig.wait_outputs(stamp)
+        w_H_b = np.eye(4)
+        w_H_b[:3, 3] = 0.1, 0.0, 0.6
+        fd = out['forward_dynamics']
+        assert list(fd.active_contacts) == ['l_sole']
+        result = kd.compute_tick(w_H_b, s, np.zeros(6), s_dot, tau, {'l_sole': ('l_sole', w_l)})
+        tf = {t.child_frame_id: transform_to_matrix(t.transform) for t in out['tf'].transforms}
+        np.testing.assert_allclose(tf['root_link'], w_H_b, atol=1e-12)   # fixed base published
+        for (_, _, child), h in zip(kd.joint_frames, result.joint_transforms):
+            np.testing.assert_allclose(tf[child], h, atol=1e-12)
+        p = out['com'].point
+        np.testing.assert_allclose([p.x, p.y, p.z], result.com, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(out['gravity'].effort, result.gravity_torques, rtol=1e-12,
+                                   atol=1e-12)
+        np.testing.assert_allclose(fd.joint_accelerations, result.joint_accelerations,
+                                   rtol=1e-12, atol=1e-12)
+        assert rig.spin_until(lambda: rig.received['diagnostics'])
+
+        res = mass_matrix()
+        assert res.success, res.message
+        np.testing.assert_allclose(np.reshape(res.data, (6 + n, 6 + n)),
+                                   kd.mass_matrix(w_H_b, s), rtol=1e-12, atol=1e-12)
+    finally:
+        executor.shutdown()
+        helper.destroy_node()
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, _ = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+    assert proc.returncode == 0, out
+    assert "loaded model 'iCub'" in out
+    assert 'Traceback' not in out
