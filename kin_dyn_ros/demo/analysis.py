@@ -1,0 +1,129 @@
+"""Line the node's outputs up with the motion, tick by tick (no rclpy.init() needed).
+
+Every output of the node carries the stamp of the JointState that triggered it, and the
+demo knows which motion sample it published with each stamp. :func:`align` builds the
+:class:`~kin_dyn_ros.demo.plots.Series` of a run from the decoded messages.
+
+It also checks which inputs the node actually used at each tick, from what the node
+publishes: its ~/com is the motion's CoM only with the tick's own odometry (the base
+moves), and the contact-force arrows on ~/markers are the wrench forces it used. A tick is
+*in sync* when both are those of the tick's own sample (with a fixed base the odometry
+never changes, so only the wrenches tell). Forward dynamics can only match the motion on
+ticks in sync: a node that combines a JointState with another tick's odometry or wrench
+computes the dynamics of a state that never existed (a wrench one tick (2 ms) old already
+gives joint-acceleration errors of ~1 rad/s^2 on iCub: the torques balance the new wrench).
+"""
+
+import numpy as np
+
+from ..dynamics.representations import parse_representation
+from .motion import base_acceleration_in, foot_outline, wrench_in_frame
+from .plots import Series
+
+__all__ = ["align", "stamp_ns", "COM_TOLERANCE", "FORCE_TOLERANCE"]
+
+COM_TOLERANCE = 1e-9      # [m]: the CoM of the same odometry sample
+FORCE_TOLERANCE = 1e-6    # [N]: same wrench sample
+
+
+def stamp_ns(stamp):
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def _vec(v):
+    return [v.x, v.y, v.z]
+
+
+def _contact_forces(marker_messages, scale):
+    """{stamp: {marker id: world force (3,) or None (deleted)}} of ns 'contact_forces'."""
+    out = {}
+    for msg in marker_messages:
+        for m in msg.markers:
+            if m.ns != "contact_forces":
+                continue
+            entry = out.setdefault(stamp_ns(m.header.stamp), {})
+            if m.action != 0 or len(m.points) != 2:      # 0 = ADD
+                entry[m.id] = None
+            else:
+                entry[m.id] = (np.array(_vec(m.points[1])) - _vec(m.points[0])) / scale
+    return out
+
+
+def align(motion, samples, rate, stamp_tick, outputs, marker_messages=(), urdf=None,
+          latencies=(), title="", force_scale=None):
+    """The :class:`Series` of a run.
+
+    Parameters
+    ----------
+    motion : Motion
+    samples : sequence of MotionSample
+        The tabulated period; tick k used ``samples[k % len(samples)]``.
+    rate : float
+        Tick rate [Hz] (tick k is at motion time k / rate).
+    stamp_tick : dict
+        {stamp [ns]: tick index} of what the demo published.
+    outputs : dict
+        {'com' | 'momentum' | 'gravity' | 'forward_dynamics': {stamp [ns]: message}}.
+    marker_messages : sequence of MarkerArray
+        The node's ~/markers, for the check of the wrenches it used.
+    urdf : str
+        URDF text, for the feet outlines (biped mode).
+    force_scale : float
+        Metres of marker arrow per newton (the node's ``markers.FORCE_SCALE``).
+    """
+    kd = motion.kd
+    n = kd.NDoF
+    stamps = sorted(s for s in outputs.get("com", {}) if s in stamp_tick)
+    ticks = [stamp_tick[s] for s in stamps]
+    chosen = [samples[k % len(samples)] for k in ticks]
+
+    def rows(kind, fn, width):
+        data = outputs.get(kind, {})
+        return np.array([fn(data[s]) if s in data else [np.nan] * width for s in stamps],
+                        dtype=float).reshape(len(stamps), width)
+
+    fd = outputs.get("forward_dynamics", {})
+    reps = {m.representation for m in fd.values()}
+    rep = parse_representation(reps.pop() if len(reps) == 1 else "MIXED")
+    motion_base = np.array([base_acceleration_in(rep, x.w_H_b, x.base_velocity,
+                                                 x.base_acceleration) for x in chosen])
+    com = rows("com", lambda m: _vec(m.point), 3)
+    in_sync = _in_sync(motion, chosen, stamps, com, marker_messages, force_scale)
+    feet, cop = {}, {}
+    if motion.mode == "biped" and urdf is not None:
+        for f in motion.contacts:
+            pose = motion.w_H_left if f == motion.left else motion.w_H_right
+            feet[f] = foot_outline(kd, urdf, f) @ pose[:2, :2].T + pose[:2, 3]
+            w = np.array([wrench_in_frame(x.contact_poses[f], x.wrenches[f]) for x in chosen])
+            local = (np.stack([-w[:, 4], w[:, 3]], axis=1) / w[:, 2:3] if len(w)
+                     else np.zeros((0, 2)))
+            cop[f] = local @ pose[:2, :2].T + pose[:2, 3]
+    return Series(
+        t=np.array(ticks, dtype=float) / rate, joint_names=kd.joints_name_list,
+        com=com,
+        momentum=rows("momentum", lambda m: _vec(m.twist.linear) + _vec(m.twist.angular), 6),
+        gravity_torques=rows("gravity", lambda m: list(m.effort), n),
+        mass=kd.get_total_mass(),
+        motion_com=np.array([x.com for x in chosen]).reshape(-1, 3),
+        fd_joint_acc=rows("forward_dynamics", lambda m: list(m.joint_accelerations), n),
+        motion_joint_acc=np.array([x.s_ddot for x in chosen]).reshape(-1, n),
+        fd_base_acc=rows("forward_dynamics", lambda m: _vec(m.base_acceleration.linear)
+                         + _vec(m.base_acceleration.angular), 6),
+        motion_base_acc=motion_base.reshape(-1, 6), feet=feet, cop=cop,
+        latency_ms=np.asarray(latencies, dtype=float), in_sync=in_sync, title=title)
+
+
+def _in_sync(motion, chosen, stamps, com, marker_messages, force_scale):
+    """(k,) bool: the node used this tick's odometry and wrenches (wrenches unchecked
+    without markers)."""
+    motion_com = np.array([x.com for x in chosen]).reshape(-1, 3)
+    ok = np.abs(com - motion_com).max(axis=1) < COM_TOLERANCE if len(com) else np.ones(0, bool)
+    forces = _contact_forces(marker_messages, force_scale) if force_scale else {}
+    if forces:
+        for i, (s, x) in enumerate(zip(stamps, chosen)):
+            entry = forces.get(s, {})
+            for k, contact in enumerate(motion.contacts):
+                f = entry.get(k)
+                ok[i] &= f is not None and np.abs(f - x.wrenches[contact][:3]).max() \
+                    < FORCE_TOLERANCE
+    return ok

@@ -1,0 +1,665 @@
+"""The live demo: drive ``kin_dyn_node`` like a robot driver would, record, check, plot.
+
+:func:`run` does, in order:
+
+1. builds the model (default iCubGazeboV2_5 from the ``icub-models`` package) and the
+   :class:`~kin_dyn_ros.demo.motion.Motion`, and tabulates one period of it at the
+   joint-state rate (while the node starts);
+2. starts the node as a user would, ``kin_dyn_node --ros-args --params-file
+   config/kin_dyn.yaml -p contacts:=[...]``, with its log in ``<output>/node.log``;
+3. publishes ``robot_description`` once (reliable, transient_local) and waits until the
+   node's /tf_static arrives and every publisher/subscription pair has matched;
+4. for ``duration`` seconds, a wall-clock timer publishes every due tick (catching up when
+   the timer is late, dropping ticks beyond MAX_BURST): ``odom`` (nav_msgs/Odometry,
+   reliable: pose of the root link in ``odom``, twist in the root link frame, REP-105) and
+   one ``<contact>/wrench`` per contact (WrenchStamped in the contact frame, sensor-data
+   QoS) at the start of the period, then ``joint_states`` (sensor-data QoS, effort = joint
+   torques) half a period later, all three with the same node-clock stamp. (The node ticks
+   on each JointState with the latest odometry and wrenches it has; publishing them first
+   lets it receive them before the JointState that uses them.) The messages are those of a
+   tabulated period of the motion, serialized once; only their stamps change;
+5. records every topic the node publishes (raw CDR, as received) and the inputs to
+   ``<output>/kin_dyn_demo.mcap``;
+6. stops the node with SIGINT, then compares the node's outputs with the motion and writes
+   the plots and ``<output>/summary.json``.
+"""
+
+import importlib
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
+                       qos_profile_sensor_data)
+from rclpy.serialization import deserialize_message, serialize_message
+from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from ..conversions import float_array, matrix_to_pose
+from ..dynamics import KinDynComputations
+from ..markers import FORCE_SCALE
+from .analysis import align
+from .motion import Motion, body_twist, wrench_in_frame
+from .plots import plot_all
+from .recorder import McapRecorder
+
+__all__ = ["Options", "Summary", "run", "default_model", "NODE_NAME"]
+
+NODE_NAME = "kin_dyn_node"
+DEFAULT_MODEL = "iCubGazeboV2_5"
+READY_TIMEOUT_S = 30.0
+DRAIN_S = 0.5          # time left to the node to answer the last ticks
+PRIME_S = 0.03         # between the first odometry/wrenches and the first joint state (< the
+                       # node's wrench_timeout, 0.1 s)
+STOP_TIMEOUT_S = 10.0
+MAX_BURST = 2          # ticks published at most per timer call (one missed tick caught up;
+                       # a real driver drops what it could not send in time)
+
+
+@dataclass
+class Options:
+    duration: float = 10.0
+    model: str = None            # URDF path; None = iCubGazeboV2_5 from icub-models
+    output: str = "demo_output"
+    plots: bool = True
+    rate: float = 500.0          # joint states, odometry and wrenches [Hz]
+    progress: bool = True
+    docs_image: str = None       # also copy the CoM plot here (None: no copy)
+
+
+@dataclass
+class Summary:
+    """Figures of one run (what ``summary.json`` holds)."""
+
+    model: str
+    mode: str
+    duration_s: float
+    rate_hz: float
+    ticks_published: int           # joint states published
+    ticks_dropped: int             # skipped because the timer fell > MAX_BURST ticks behind
+    ticks_answered: int            # ticks with a ~/forward_dynamics output
+    ticks_per_second: float        # published, over the run's wall time
+    latency_ms: dict               # p50, p95, p99, max: JS published -> ~/forward_dynamics
+    ticks_in_sync: int             # answered ticks computed from their own odometry/wrenches
+    fd_error_max: float            # max |node FD - motion| over those (joints and base)
+    fd_error_joints_max: float     # the same, joints only [rad/s^2]
+    fd_error_all_ticks_max: float  # over every answered tick
+    cpu_percent: dict              # CPU use of the demo and of the node while ticking
+    message_counts: dict
+    files: dict
+    warnings: list = field(default_factory=list)
+
+
+def default_model():
+    """Path of iCubGazeboV2_5's URDF in the installed icub-models package."""
+    import icub_models   # noqa: PLC0415 (optional when --model is given)
+    return icub_models.get_model_file(DEFAULT_MODEL)
+
+
+def _config_file():
+    """config/kin_dyn.yaml of the installed package (ament index), else of the source tree."""
+    candidates = []
+    try:
+        from ament_index_python.packages import get_package_share_directory   # noqa: PLC0415
+        candidates.append(Path(get_package_share_directory("kin_dyn_ros")) / "config")
+    except Exception:   # not installed in an ament prefix: the source tree is enough
+        pass
+    candidates.append(Path(__file__).resolve().parents[2] / "config")
+    for folder in candidates:
+        if (folder / "kin_dyn.yaml").is_file():
+            return folder / "kin_dyn.yaml"
+    return None
+
+
+def node_command(contacts, params_file):
+    """The command line a user would type to start the node for this demo."""
+    exe = shutil.which("kin_dyn_node")
+    cmd = [exe] if exe else [sys.executable, "-m", "kin_dyn_ros.node"]
+    cmd += ["--ros-args"]
+    if params_file is not None:
+        cmd += ["--params-file", str(params_file)]
+    return cmd + ["-p", f"contacts:=[{', '.join(contacts)}]"]
+
+
+# ------------------------------------------------------------------------------ inputs
+class _TickTable:
+    """The motion tabulated at the publish rate, and its messages serialized once.
+
+    Each tick publishes the CDR bytes of a sample's messages with the stamp written in
+    place (:func:`_with_stamp`): no per-tick message building or serialization, so the
+    demo leaves the CPU to the node under test.
+    """
+
+    def __init__(self, motion, rate, count, messages):
+        self.rate = rate
+        self.samples = []
+        self.payload = []     # per sample: {topic: CDR bytes with a zero stamp}
+        for k in range(count):
+            x = motion.sample(k / rate)
+            self.samples.append(x)
+            self.payload.append(messages.serialize(x))
+
+    def __len__(self):
+        return len(self.samples)
+
+
+def _with_stamp(cdr, sec, nanosec):
+    """CDR bytes of a message whose first field is a std_msgs/Header, with a new stamp."""
+    return cdr[:4] + _STAMP.pack(sec, nanosec) + cdr[12:]
+
+
+def _stamp_of(cdr):
+    """Stamp [ns] of the CDR bytes of a message whose first field is a std_msgs/Header."""
+    sec, nanosec = _STAMP.unpack_from(cdr, 4)
+    return sec * 1_000_000_000 + nanosec
+
+
+_STAMP = struct.Struct("<iI")   # builtin_interfaces/Time after the 4-byte encapsulation header
+
+
+class _InputMessages:
+    """The demo's input messages of one sample (the ROS message types, filled in place)."""
+
+    def __init__(self, kd, contacts):
+        self.joint_state = JointState(name=kd.joints_name_list)
+        self.odom = Odometry()
+        self.odom.header.frame_id = "odom"
+        self.odom.child_frame_id = kd.model.root_link
+        self.wrench = {c: WrenchStamped() for c in contacts}
+        for c, msg in self.wrench.items():
+            msg.header.frame_id = c
+
+    def serialize(self, x):
+        """{topic: CDR bytes} of sample ``x``, stamps zero; '/joint_states' comes last."""
+        out = {}
+        odom = self.odom
+        matrix_to_pose(x.w_H_b, odom.pose.pose)
+        t = odom.twist.twist
+        (t.linear.x, t.linear.y, t.linear.z,
+         t.angular.x, t.angular.y, t.angular.z) = body_twist(x.w_H_b, x.base_velocity).tolist()
+        out["/odom"] = serialize_message(odom)
+        for contact, msg in self.wrench.items():
+            f, tq = msg.wrench.force, msg.wrench.torque
+            (f.x, f.y, f.z, tq.x, tq.y, tq.z) = wrench_in_frame(x.contact_poses[contact],
+                                                                x.wrenches[contact]).tolist()
+            out[f"/{contact}/wrench"] = serialize_message(msg)
+        js = self.joint_state
+        js.position, js.velocity, js.effort = (float_array(x.s), float_array(x.s_dot),
+                                               float_array(x.tau))
+        out["/joint_states"] = serialize_message(js)
+        if any(cdr[:2] != b"\x00\x01" for cdr in out.values()):
+            raise RuntimeError("expected little-endian CDR from rclpy.serialization")
+        return out
+
+
+def _quantiles(values):
+    if len(values) == 0:
+        return {"p50": float("nan"), "p95": float("nan"), "p99": float("nan"),
+                "max": float("nan")}
+    p50, p95, p99 = np.percentile(values, [50, 95, 99])
+    return {"p50": float(p50), "p95": float(p95), "p99": float(p99),
+            "max": float(np.max(values))}
+
+
+# ------------------------------------------------------------------------------ ROS side
+class _DemoNode:
+    """rclpy node of the demo: publishers, raw recording subscriptions, the tick timer."""
+
+    def __init__(self, table, motion, urdf, recorder, options):
+        self.table, self.motion, self.options = table, motion, options
+        self.recorder = recorder
+        self.node = Node("kin_dyn_demo")
+        self.clock = self.node.get_clock()
+        latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
+                             reliability=ReliabilityPolicy.RELIABLE,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        reliable = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=10,
+                              reliability=ReliabilityPolicy.RELIABLE)
+        sensor = qos_profile_sensor_data
+        self.description = String(data=urdf)
+        self.description_cdr = serialize_message(self.description)
+        self.pub_description = self.node.create_publisher(String, "/robot_description", latched)
+        # publishing order of a tick: odometry, wrenches, then the joint state (the trigger)
+        self.inputs = [("/odom", self.node.create_publisher(Odometry, "/odom", reliable))]
+        self.inputs += [(f"/{c}/wrench", self.node.create_publisher(
+            WrenchStamped, f"/{c}/wrench", sensor)) for c in motion.contacts]
+        self.inputs += [("/joint_states",
+                         self.node.create_publisher(JointState, "/joint_states", sensor))]
+        types = {"/robot_description": "std_msgs/msg/String",
+                 "/joint_states": "sensor_msgs/msg/JointState", "/odom": "nav_msgs/msg/Odometry"}
+        types.update({f"/{c}/wrench": "geometry_msgs/msg/WrenchStamped"
+                      for c in motion.contacts})
+        for topic, type_name in types.items():
+            recorder.add_topic(topic, type_name)
+        self.own_topics = set(types)   # recorded when published, not subscribed to
+        self.subscriptions = {}
+        self.types = {}
+        self.outputs = {}           # {kind: [(stamp_ns, CDR bytes)]}, decoded after the run
+        self.published_ns = {}      # {stamp_ns: perf_counter_ns when the JS was published}
+        self.stamp_tick = {}        # {stamp_ns: tick index}
+        self.answered = 0
+        self.keep_raw = {f"/{NODE_NAME}/markers": []}   # decoded after the run
+        self.latencies = []         # [ms] JS published -> ~/forward_dynamics received
+        self.tf_static = False
+        self.next_tick = 0          # ticks whose joint state is published
+        self._next_half = 0
+        self._stamp = None
+        self.start_ns = self.end_ns = None
+        self.timer = None
+        self.finished = False
+        self.late_ticks = 0
+
+    # -- discovery of the node's outputs ------------------------------------------------------
+    def discover(self):
+        """Subscribe (raw) to every topic the node publishes that is not yet recorded."""
+        try:
+            topics = self.node.get_publisher_names_and_types_by_node(NODE_NAME, "/")
+        except Exception:   # NodeNameNonExistentError until discovery
+            return
+        for topic, types in topics:
+            if (topic in self.subscriptions or topic in self.own_topics or not types
+                    or topic == "/parameter_events"):
+                continue
+            infos = self.node.get_publishers_info_by_topic(topic)
+            if not infos:
+                continue
+            qos = infos[0].qos_profile
+            profile = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1000,
+                                       reliability=qos.reliability, durability=qos.durability)
+            self.types[topic] = _import_type(types[0])
+            self.recorder.add_topic(topic, types[0])
+            kind = _DECODED.get(topic[len(NODE_NAME) + 2:]) if topic.startswith(
+                f"/{NODE_NAME}/") else None
+            self.subscriptions[topic] = self.node.create_subscription(
+                self.types[topic], topic,
+                lambda data, t=topic, k=kind: self._on_raw(t, k, data), profile, raw=True)
+
+    def _on_raw(self, topic, kind, data):
+        now = time.perf_counter_ns()
+        self.recorder.write(topic, data, time.time_ns())
+        if topic == "/tf_static":
+            self.tf_static = True
+        if topic in self.keep_raw:
+            self.keep_raw[topic].append(data)
+        if kind is None:
+            return
+        stamp = _stamp_of(data)
+        self.outputs.setdefault(kind, []).append((stamp, data))
+        if kind == _LATENCY_KIND:
+            sent = self.published_ns.get(stamp)
+            if sent is not None:
+                self.answered += 1
+                self.latencies.append((now - sent) * 1e-6)
+
+    def decoded(self, kind):
+        """{stamp_ns: message} of an output kind received during the run."""
+        topic = f"/{NODE_NAME}/" + next(k for k, v in _DECODED.items() if v == kind)
+        msg_type = self.types.get(topic)
+        return {stamp: deserialize_message(data, msg_type)
+                for stamp, data in self.outputs.get(kind, [])}
+
+    def decoded_raw(self, topic):
+        """Messages of a topic kept whole (``keep_raw``), decoded."""
+        msg_type = self.types.get(topic)
+        return [deserialize_message(data, msg_type) for data in self.keep_raw.get(topic, [])]
+
+    def matched(self):
+        """True when the node subscribes to all our inputs and we to its main outputs."""
+        if any(pub.get_subscription_count() == 0 for _, pub in self.inputs):
+            return False
+        wanted = ["/tf", "/tf_static"] + [f"/{NODE_NAME}/{n}" for n in _DECODED]
+        return all(t in self.subscriptions and self.subscriptions[t].get_publisher_count() > 0
+                   for t in wanted)
+
+    # -- publishing -------------------------------------------------------------------------
+    def publish_description(self):
+        self.pub_description.publish(self.description)
+        self.recorder.write("/robot_description", self.description_cdr)
+
+    def prime(self):
+        """Publish the first sample's odometry and wrenches (stamped now), so that the node
+        has them before the first JointState, as with a robot whose estimator already runs."""
+        payload = self.table.payload[0]
+        sec, nanosec = self.clock.now().seconds_nanoseconds()
+        for topic, pub in self.inputs:
+            if topic != "/joint_states":
+                cdr = _with_stamp(payload[topic], sec, nanosec)
+                pub.publish(cdr)
+                self.recorder.write(topic, cdr)
+
+    def start(self):
+        # two half-steps per tick: odometry and wrenches at the start of the period, the
+        # joint state (the node's trigger) half a period later, with the same stamp
+        self.timer = self.node.create_timer(0.5 / self.table.rate, self._on_timer)
+
+    def total_ticks(self):
+        return int(round(self.options.duration * self.table.rate))
+
+    def _on_timer(self):
+        if self.start_ns is None:   # the clock of the run starts at the first call
+            self.start_ns = time.perf_counter_ns()
+        elapsed = (time.perf_counter_ns() - self.start_ns) * 1e-9
+        due = min(int(elapsed * 2 * self.table.rate) + 1, 2 * self.total_ticks())
+        if due - self._next_half > 2 * MAX_BURST:   # far behind: drop ticks, as a driver would
+            resume = due - 2 * MAX_BURST
+            resume += resume % 2                    # at a tick's start (its inputs first)
+            self.late_ticks += resume // 2 - self._next_half // 2   # joint states skipped
+            self._next_half = resume
+        while self._next_half < due:
+            k, phase = divmod(self._next_half, 2)
+            if phase == 0:
+                self._publish_inputs(k)
+            else:
+                self._publish_joint_state(k)
+                self.next_tick = k + 1
+            self._next_half += 1
+        if self._next_half >= 2 * self.total_ticks():
+            self.stop()
+
+    def stop(self):
+        """End the run now (after the last complete tick)."""
+        if self.timer is not None:
+            self.timer.cancel()
+        self.end_ns = time.perf_counter_ns()
+        self.start_ns = self.start_ns or self.end_ns
+        self.finished = True
+
+    def _publish_inputs(self, k):
+        """Odometry and wrenches of tick k, stamped now (the tick's stamp)."""
+        payload = self.table.payload[k % len(self.table)]
+        sec, nanosec = self.clock.now().seconds_nanoseconds()
+        self._stamp = (k, sec, nanosec)
+        wall = time.time_ns()
+        for topic, pub in self.inputs[:-1]:
+            cdr = _with_stamp(payload[topic], sec, nanosec)
+            pub.publish(cdr)
+            self.recorder.write(topic, cdr, wall)
+
+    def _publish_joint_state(self, k):
+        """The joint state of tick k, with the stamp of its odometry and wrenches."""
+        tick, sec, nanosec = self._stamp
+        assert tick == k, (tick, k)
+        topic, pub = self.inputs[-1]
+        cdr = _with_stamp(self.table.payload[k % len(self.table)][topic], sec, nanosec)
+        stamp_ns = sec * 1_000_000_000 + nanosec
+        self.stamp_tick[stamp_ns] = k
+        self.published_ns[stamp_ns] = time.perf_counter_ns()
+        pub.publish(cdr)
+        self.recorder.write(topic, cdr, time.time_ns())
+
+    def spin_until(self, executor, predicate, timeout_s, on_tick=None):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if predicate():
+                return True
+            if on_tick is not None:
+                on_tick()
+            executor.spin_once(timeout_sec=0.01)
+        return predicate()
+
+
+# node outputs kept for the analysis: {topic name under ~/: kind}
+_DECODED = {"com": "com", "centroidal_momentum": "momentum", "gravity_torques": "gravity",
+            "forward_dynamics": "forward_dynamics"}
+_LATENCY_KIND = "forward_dynamics"
+
+
+def _import_type(type_name):
+    package, kind, name = type_name.split("/")
+    return getattr(importlib.import_module(f"{package}.{kind}"), name)
+
+
+# ------------------------------------------------------------------------------ progress
+class _Progress:
+    """One updating status line on a terminal (a plain line every 2 s otherwise)."""
+
+    def __init__(self, demo, enabled):
+        self.demo, self.enabled = demo, enabled
+        self.tty = sys.stderr.isatty()
+        self.last_print = 0.0
+        self.last = (time.monotonic(), 0, 0)
+
+    def update(self, force=False):
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self.last_print < (0.25 if self.tty else 2.0):
+            return
+        d = self.demo
+        t0, ticks0, answers0 = self.last
+        dt = max(now - t0, 1e-9)
+        answered = d.answered
+        tick_rate = (d.next_tick - ticks0) / dt
+        answer_rate = (answered - answers0) / dt
+        self.last = (now, d.next_tick, answered)
+        self.last_print = now
+        recent = d.latencies[-500:]
+        lat = (f"latency p50 {np.percentile(recent, 50):5.2f} ms  p95 "
+               f"{np.percentile(recent, 95):5.2f} ms") if recent else "latency -"
+        elapsed = d.next_tick / d.table.rate
+        line = (f"[{elapsed:5.1f}/{d.options.duration:.1f} s] published {tick_rate:4.0f} "
+                f"ticks/s | node answered {answer_rate:4.0f}/s | {lat}")
+        if self.tty:
+            sys.stderr.write("\r" + line.ljust(100))
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    def done(self):
+        if self.enabled and self.tty:
+            self.update(force=True)
+            sys.stderr.write("\n")
+
+
+# ------------------------------------------------------------------------------ the run
+def _log(message):
+    print(f"[demo] {message}", flush=True)
+
+
+def _ros_environment():
+    """The network rule: loopback-only DDS, a domain of our own unless one is set."""
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    os.environ.setdefault("ROS_LOCALHOST_ONLY", "1")
+    if not os.environ.get("ROS_DOMAIN_ID"):
+        os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
+
+
+def _cpu_seconds(pid=None):
+    """User + system CPU time [s] of a process (this one when pid is None; Linux /proc)."""
+    if pid is None:
+        t = os.times()
+        return t.user + t.system
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def _stop(process, log_file):
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            try:
+                process.wait(5.0)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+    log_file.close()
+    return process.returncode
+
+
+def _tail(path, lines=20):
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def run(options):
+    """Run the demo with :class:`Options`; returns a :class:`Summary` (RuntimeError when the
+    node does not come up)."""
+    _ros_environment()
+    out = Path(options.output)
+    out.mkdir(parents=True, exist_ok=True)
+    model_path = options.model or default_model()
+    urdf = Path(model_path).read_text(encoding="utf-8")
+    kd = KinDynComputations(urdf)
+    motion = Motion(kd)
+    model_name = kd.model.name or Path(model_path).stem
+    _log(f"model {model_name} ({model_path}): {kd.NDoF} joints, {kd.get_total_mass():.2f} kg; "
+         f"motion: {motion.mode}" + (f" ({motion.reason})" if motion.reason else "")
+         + f"; contacts {motion.contacts}")
+
+    params = _config_file()
+    cmd = node_command(motion.contacts, params)
+    _log("starting the node: " + " ".join(cmd))
+    log_path = out / "node.log"
+    log_file = open(log_path, "w")
+    process = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT,
+                               env=dict(os.environ, RCUTILS_COLORIZED_OUTPUT="0"))
+    warnings = [] if params else ["config/kin_dyn.yaml not found: node started without it"]
+    try:
+        t0 = time.perf_counter()
+        ticks_total = int(round(options.duration * options.rate))
+        count = min(ticks_total, int(round(motion.period * options.rate)))
+        table = _TickTable(motion, options.rate, count, _InputMessages(kd, motion.contacts))
+        _log(f"motion tabulated: {count} samples at {options.rate:.0f} Hz in "
+             f"{time.perf_counter() - t0:.1f} s")
+        summary = _run_ros(options, out, motion, table, urdf, process, log_path, warnings,
+                           model_name)
+    except ExternalShutdownException:   # Ctrl-C while spinning
+        raise KeyboardInterrupt from None
+    finally:
+        code = _stop(process, log_file)
+    if code not in (0, -signal.SIGINT):
+        warnings.append(f"the node exited with code {code} (see {log_path})")
+    return _finish(options, out, motion, table, summary, model_name, warnings)
+
+
+def _run_ros(options, out, motion, table, urdf, process, log_path, warnings, model_name):
+    # Ctrl-C raises KeyboardInterrupt here (not rclpy's handler, which would invalidate the
+    # context under the timer): the run stops early and what was recorded is analysed.
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    recorder = McapRecorder(out / "kin_dyn_demo.mcap")
+    recorder.add_metadata("kin_dyn_demo", {
+        "model": model_name, "mode": motion.mode, "contacts": ",".join(motion.contacts),
+        "rate_hz": options.rate, "duration_s": options.duration,
+        "node_command": " ".join(node_command(motion.contacts, _config_file()))})
+    demo = None
+    executor = SingleThreadedExecutor()
+    try:
+        demo = _DemoNode(table, motion, urdf, recorder, options)
+        executor.add_node(demo.node)
+        demo.publish_description()
+
+        def alive():
+            if process.poll() is not None:
+                raise RuntimeError(f"the node exited with code {process.returncode}:\n"
+                                   + _tail(log_path))
+            return True
+
+        ready = demo.spin_until(executor, lambda: alive() and demo.tf_static and demo.matched(),
+                                READY_TIMEOUT_S, on_tick=demo.discover)
+        if not ready:
+            raise RuntimeError(f"the node was not ready after {READY_TIMEOUT_S:.0f} s "
+                               f"(/tf_static received: {demo.tf_static}, topics: "
+                               f"{sorted(demo.subscriptions)}):\n" + _tail(log_path))
+        _log(f"node ready; recording {len(demo.subscriptions)} output topics; running for "
+             f"{options.duration:g} s")
+        demo.prime()
+        demo.spin_until(executor, lambda: False, PRIME_S)
+        progress = _Progress(demo, options.progress)
+        cpu0 = (_cpu_seconds(), _cpu_seconds(process.pid), time.perf_counter())
+        demo.start()
+        try:
+            while not demo.finished:
+                alive()
+                executor.spin_once(timeout_sec=0.05)
+                progress.update()
+        except KeyboardInterrupt:
+            demo.stop()
+            warnings.append(f"interrupted after {demo.next_tick} ticks "
+                            f"({demo.next_tick / options.rate:.1f} s)")
+        elapsed = time.perf_counter() - cpu0[2]
+        cpu = {"demo": 100 * (_cpu_seconds() - cpu0[0]) / elapsed,
+               "node": 100 * (_cpu_seconds(process.pid) - cpu0[1]) / elapsed}
+        drain_end = time.monotonic() + DRAIN_S
+        while time.monotonic() < drain_end:
+            executor.spin_once(timeout_sec=0.01)
+        progress.done()
+        wall = (demo.end_ns - demo.start_ns) * 1e-9
+        return {"demo": demo, "wall": wall, "recorder": recorder, "cpu": cpu}
+    finally:
+        if demo is not None:
+            executor.remove_node(demo.node)
+            demo.node.destroy_node()
+        executor.shutdown()
+        recorder.close()
+        rclpy.try_shutdown()
+
+
+def _finish(options, out, motion, table, ros, model_name, warnings):
+    demo, recorder = ros["demo"], ros["recorder"]
+    series = align(motion, table.samples, table.rate, demo.stamp_tick,
+                   {kind: demo.decoded(kind) for kind in _DECODED.values()},
+                   demo.decoded_raw(f"/{NODE_NAME}/markers"),
+                   urdf=demo.description.data, latencies=demo.latencies, title=model_name,
+                   force_scale=FORCE_SCALE)
+    err = series.fd_error()
+    sync = series.in_sync & np.isfinite(err)
+    synced = err[sync]
+    joint_err = np.abs(series.fd_joint_acc - series.motion_joint_acc)[sync]
+    stale = int((~series.in_sync).sum())
+    if stale:
+        warnings.append(
+            f"{stale} of {len(series.t)} answered ticks were computed with another tick's "
+            f"odometry or wrench (the node takes the latest inputs, it does not match their "
+            f"stamps): max forward-dynamics error over those ticks "
+            f"{np.nanmax(err[~series.in_sync]):.2e}")
+    files = {"mcap": str(out / "kin_dyn_demo.mcap"), "node_log": str(out / "node.log")}
+    if options.plots:
+        figures = plot_all(series, out)
+        files.update({name: str(p) for name, p in figures.items()})
+        if options.docs_image:
+            Path(options.docs_image).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(figures["com"], options.docs_image)
+            files["docs_image"] = str(options.docs_image)
+    if demo.late_ticks:
+        warnings.append(f"{demo.late_ticks} ticks dropped: the publishing timer fell more than "
+                        f"{MAX_BURST} ticks behind")
+    answered = demo.answered if demo.answered else len(series.t)
+    summary = Summary(
+        model=model_name, mode=motion.mode, duration_s=options.duration, rate_hz=options.rate,
+        ticks_published=demo.next_tick - demo.late_ticks, ticks_dropped=demo.late_ticks,
+        ticks_answered=answered,
+        ticks_per_second=(demo.next_tick - demo.late_ticks) / max(ros["wall"], 1e-9),
+        latency_ms=_quantiles(np.array(demo.latencies)),
+        ticks_in_sync=int(sync.sum()),
+        fd_error_max=float(synced.max()) if len(synced) else float("nan"),
+        fd_error_joints_max=float(joint_err.max()) if joint_err.size else float("nan"),
+        fd_error_all_ticks_max=float(np.nanmax(err)) if np.isfinite(err).any() else float("nan"),
+        cpu_percent={k: round(v, 1) for k, v in ros["cpu"].items()},
+        message_counts=dict(sorted(recorder.counts.items())), files=files, warnings=warnings)
+    files["summary"] = str(out / "summary.json")
+    (out / "summary.json").write_text(json.dumps(asdict(summary), indent=2) + "\n")
+    np.savez_compressed(out / "series.npz", **{k: v for k, v in asdict(series).items()
+                                               if isinstance(v, np.ndarray)})
+    return summary
