@@ -26,10 +26,17 @@ Choices where the requirements are open:
 """
 
 import gc
+import os
 import time
+from collections import deque
 from dataclasses import dataclass
 
-import numpy as np
+# The core's matrices are small (6 + n <= ~100): multi-threaded BLAS only adds latency and
+# jitter. Must be set before NumPy loads its BLAS; an explicit user setting wins.
+for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
 import rclpy
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
@@ -58,6 +65,18 @@ __all__ = ["KinDynNode", "main"]
 
 THROTTLE_S = 5.0
 BODY = Representations.BODY_FIXED_REPRESENTATION
+INPUT_BUFFER = 32   # odometry and wrench messages kept to match a JointState's stamp
+
+
+def _matching(buffer, stamp_ns):
+    """The input with the tick's stamp, else the newest one not newer than it, else the
+    oldest one (every buffered input is newer); None for an empty buffer."""
+    if not buffer:
+        return None
+    for entry in reversed(buffer):
+        if entry.stamp_ns <= stamp_ns:
+            return entry
+    return buffer[0]
 
 
 @dataclass
@@ -96,7 +115,9 @@ class KinDynNode(Node):
         self._settings = declare_settings(self)
         self._model = self._measured = self._odometry = self._js_stamp = None
         self._js_received_ns = self._last_stamp_ns = None
-        self._wrenches, self._stale = {}, set()
+        self._wrenches, self._stale = {}, set()    # latest per contact (diagnostics)
+        self._odom_buffer, self._wrench_buffers = deque(maxlen=INPUT_BUFFER), {}
+        self._markers_ns = None
         self._fd_note = "no tick yet"
         self._static = {}
         self._stats = TickStats()
@@ -123,11 +144,13 @@ class KinDynNode(Node):
                 msg_type, topic, callback, qos_profile_sensor_data,
                 qos_overriding_options=QoSOverridingOptions.with_default_policies(),
                 event_callbacks=NO_SUBSCRIPTION_EVENTS)
-        sensor(JointState, "joint_states", self._on_joint_state)
+        # Odometry and wrenches first: when messages of one instant wait together, the
+        # executor then takes them before the JointState that triggers the tick.
         if s.use_odometry:
             sensor(Odometry, s.odometry_topic, self._on_odometry)
         for contact, topic in s.contact_topics:
             sensor(WrenchStamped, topic, lambda msg, c=contact: self._on_wrench(c, msg))
+        sensor(JointState, "joint_states", self._on_joint_state)
 
     def _make_timers(self):
         for timer in (self._tick_timer, self._diag_timer):
@@ -178,7 +201,12 @@ class KinDynNode(Node):
             self._measured, frames = None, m.kd.model.frame_index
             if self._odometry is not None and self._odometry.frame not in frames:
                 self._odometry = None
+            self._odom_buffer = deque((o for o in self._odom_buffer if o.frame in frames),
+                                      maxlen=INPUT_BUFFER)
             self._wrenches = {c: w for c, w in self._wrenches.items() if w.frame in frames}
+            self._wrench_buffers = {
+                c: deque((w for w in b if w.frame in frames), maxlen=INPUT_BUFFER)
+                for c, b in self._wrench_buffers.items()}
         stamp = self.get_clock().now().to_msg()
         if settings.publish_tf:
             self._static = static_transforms(m.kd, settings.frame_prefix, stamp)
@@ -226,6 +254,7 @@ class KinDynNode(Node):
     def _on_odometry(self, msg):
         try:
             self._odometry = self._read_odometry(msg)
+            self._odom_buffer.append(self._odometry)
         except ValueError as exc:
             self.get_logger().warning(f"Odometry dropped: {exc}",
                                       throttle_duration_sec=THROTTLE_S)
@@ -256,7 +285,9 @@ class KinDynNode(Node):
                                       throttle_duration_sec=THROTTLE_S)
             return
         now = self._now_ns()
-        self._wrenches[contact] = _Timed(frame, value, stamp_to_ns(msg.header.stamp) or now, now)
+        entry = _Timed(frame, value, stamp_to_ns(msg.header.stamp) or now, now)
+        self._wrenches[contact] = entry
+        self._wrench_buffers.setdefault(contact, deque(maxlen=INPUT_BUFFER)).append(entry)
 
     # -- the tick --------------------------------------------------------------------------
     def _tick(self):
@@ -291,8 +322,10 @@ class KinDynNode(Node):
         return True
 
     def _base_state(self, m, s, s_dot):
-        """(w_H_b (4, 4), base velocity (6,) in the node's representation, from odometry?)."""
-        odom, settings = self._odometry, self._settings
+        """(w_H_b (4, 4), base velocity (6,) in the node's representation, from odometry?).
+
+        The odometry is the one with the JointState's stamp, else the newest older one."""
+        odom, settings = _matching(self._odom_buffer, self._last_stamp_ns), self._settings
         if not settings.use_odometry or odom is None:
             if settings.use_odometry:
                 self.get_logger().warning(
@@ -313,11 +346,12 @@ class KinDynNode(Node):
         return w_H_b, nu, True
 
     def _active_wrenches(self, m):
-        """{contact: (expressed frame, w)} of the wrenches not older than wrench_timeout."""
+        """{contact: (expressed frame, w)}: per contact the wrench with the tick's stamp (else
+        the newest older one), left out when further than wrench_timeout from the tick."""
         out, self._stale = {}, set()
         timeout_ns = self._settings.wrench_timeout * 1e9
         for contact in m.contacts:
-            w = self._wrenches.get(contact)
+            w = _matching(self._wrench_buffers.get(contact), self._last_stamp_ns)
             if w is not None and abs(self._last_stamp_ns - w.stamp_ns) <= timeout_ns:
                 out[contact] = (w.frame, w.value)
             elif w is not None:
@@ -356,9 +390,19 @@ class KinDynNode(Node):
         pub.gravity.publish(msgs.gravity_torques(result, stamp))
         if result.base_acceleration is not None:
             pub.forward_dynamics.publish(msgs.forward_dynamics_msg(result, stamp, wrenches))
-        if settings.publish_markers and pub.markers.get_subscription_count():  # rviz is open
+        if (settings.publish_markers and pub.markers.get_subscription_count()
+                and self._markers_due()):
             forces = [self._world_force(m, result, c, wrenches.get(c)) for c in settings.contacts]
             pub.markers.publish(msgs.marker_array(result, stamp, forces))
+
+    def _markers_due(self):
+        """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""
+        now = self._now_ns()
+        period_ns = 1e9 / self._settings.markers_rate
+        if self._markers_ns is not None and 0 <= now - self._markers_ns < period_ns:
+            return False
+        self._markers_ns = now
+        return True
 
     @staticmethod
     def _world_force(m, result, contact, wrench):

@@ -46,7 +46,8 @@ _PARAMETERS = (
     ("publish_tf", True, "publish /tf and /tf_static (false: run beside robot_state_publisher)",
      False),
     ("publish_base_tf", True, "publish world_frame -> base link on /tf from odometry", False),
-    ("publish_markers", True, "publish ~/markers", False),
+    ("publish_markers", True, "publish ~/markers (only while something subscribes)", False),
+    ("markers_rate", 30.0, "Hz; ~/markers is published at most this often", False),
     ("publish_forward_dynamics", True, "publish ~/forward_dynamics", False),
     ("diagnostics_period", 1.0, "s between /diagnostics messages", False),
 )
@@ -77,6 +78,7 @@ class Settings:
     publish_tf: bool = True
     publish_base_tf: bool = True
     publish_markers: bool = True
+    markers_rate: float = 30.0
     publish_forward_dynamics: bool = True
     diagnostics_period: float = 1.0
 
@@ -150,7 +152,8 @@ def make_settings(**values):
         wrench_timeout=_number("wrench_timeout", s.wrench_timeout, positive=True),
         joint_state_timeout=_number("joint_state_timeout", s.joint_state_timeout, positive=True),
         default_joint_position=_number("default_joint_position", s.default_joint_position),
-        diagnostics_period=_number("diagnostics_period", s.diagnostics_period, positive=True))
+        diagnostics_period=_number("diagnostics_period", s.diagnostics_period, positive=True),
+        markers_rate=_number("markers_rate", s.markers_rate, positive=True))
 
 
 def declare_settings(node):

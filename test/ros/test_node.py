@@ -14,6 +14,7 @@ import math
 import os
 import re
 import pathlib
+import time
 import sys
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -57,7 +58,8 @@ pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:Dep
 
 CONTACT_TOPICS = {'l_sole': 'l_sole/wrench', 'r_sole': 'ft/right'}
 NODE_PARAMS = {'contacts': ['l_sole', 'r_sole'], 'contact.r_sole.topic': 'ft/right',
-               'wrench_timeout': 0.5, 'diagnostics_period': 0.2, 'world_frame': 'odom'}
+               'wrench_timeout': 0.5, 'diagnostics_period': 0.2, 'world_frame': 'odom',
+               'markers_rate': 1e6}   # every tick's markers (the throttle has its own test)
 ODOM_CHILD = 'l_sole'
 MIXED = Representations.MIXED_REPRESENTATION
 BODY = Representations.BODY_FIXED_REPRESENTATION
@@ -603,6 +605,47 @@ def test_timer_rate_and_frame_prefix(system, ref):
         res = node.set_parameters([Parameter('rate', value=0.0),
                                    Parameter('frame_prefix', value='')])
         assert all(r.successful for r in res)
+
+
+def test_odometry_and_wrenches_are_matched_to_the_joint_state_stamp(system, ref):
+    """Inputs that arrive for a later instant do not leak into an earlier JointState's tick."""
+    now, later = make_case(ref, 21), make_case(ref, 22)
+    later.s, later.s_dot, later.tau = now.s, now.s_dot, now.tau
+    stamp = stamp_after(system.rig)
+    send_base_and_wrenches(system, now, stamp)
+    send_base_and_wrenches(system, later, add_ms(stamp, 10.0))      # newest, not for this tick
+    send_joints(system, now, stamp)
+    out = system.rig.wait_outputs(stamp, ('com', 'forward_dynamics'))
+    result = expected(ref, now)
+    np.testing.assert_allclose(xyz(out['com'].point), result.com, **TOL)
+    np.testing.assert_allclose(out['forward_dynamics'].joint_accelerations,
+                               result.joint_accelerations, **TOL)
+
+
+def test_markers_are_throttled_to_markers_rate(system, ref):
+    node, rig = system.node, system.rig
+    assert node.set_parameters([Parameter('markers_rate', value=2.0)])[0].successful
+    try:
+        case = make_case(ref, 23)
+
+        def tick():      # send_joints makes two ticks: at stamp - 1 ms and at stamp
+            stamp = stamp_after(rig)
+            send_base_and_wrenches(system, case, stamp)
+            send_joints(system, case, stamp)
+            rig.wait_outputs(stamp, ('com',))
+            return [add_ms(stamp, -1.0), stamp]
+        start = time.monotonic()
+        stamps = [s for _ in range(6) for s in tick()]
+        elapsed = time.monotonic() - start
+        with_markers = [s for s in stamps if rig.find('markers', s) is not None]
+        assert len(with_markers) <= int(elapsed * 2.0) + 1, (len(with_markers), elapsed)
+        # once a period has passed, the next tick carries markers again
+        assert rig.spin_until(lambda: time.monotonic() - start > elapsed + 0.6)
+        last = tick()
+        assert rig.spin_until(lambda: any(rig.find('markers', s) for s in last))
+    finally:
+        assert node.set_parameters([Parameter('markers_rate', value=1e6)])[0].successful
+    assert not node.set_parameters([Parameter('markers_rate', value=0.0)])[0].successful
 
 
 def test_broken_description_is_rejected_and_a_new_one_reloads(system, ref, capfd):
