@@ -16,8 +16,10 @@ Three processes on loopback DDS:
   fraction of published JointStates that produced the output.
 
 The first 0.5 s of each rate are left out of the figures. A rate is *sustained* when
-every output arrives for >= 99 % of the JointStates and its p99
-latency stays under 5 periods (no queue building up). Target: 1 kHz, p99 < 2 ms.
+every per-tick output arrives for >= 99 % of the JointStates and its p99 latency stays
+under 5 periods (no queue building up). ~/markers is limited by the node's markers_rate
+(30 Hz by default, for rviz), so its column shows that rate, not a loss, and it is left
+out of the criterion. Target: 1 kHz, p99 < 2 ms.
 
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
         [--duration 3] [--aux-rate 100]
@@ -182,7 +184,7 @@ def measure(executor, receiver, rate, duration, aux_rate):
                     'p99': float(np.percentile(latency, 99)) if len(latency) else float('nan')}
     period_ms = 1e3 / rate
     row['sustained'] = all(row[k]['ratio'] >= 0.99 and row[k]['p99'] < 5 * period_ms
-                           for k in OUTPUTS)
+                           for k in OUTPUTS if k != 'markers')   # markers: markers_rate
     return row
 
 
