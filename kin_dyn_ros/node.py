@@ -60,6 +60,7 @@ from .outputs import (LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, Publishers, TickMessa
                       static_transforms)
 from .services import DynamicsServices, MeasuredState
 from .settings import MODEL_FIELDS, declare_settings, updated_settings
+from .throttle import ThrottledLogger
 
 __all__ = ["KinDynNode", "main"]
 
@@ -123,6 +124,7 @@ class KinDynNode(Node):
         self._stats = TickStats()
         self._tick_timer = self._diag_timer = None
         self._pub = Publishers(self)
+        self._log = ThrottledLogger(self.get_logger(), THROTTLE_S)
         self._configure(self._settings)
         self._make_subscriptions()
         self._dyn_services = DynamicsServices(self, self._service_source)
@@ -228,14 +230,12 @@ class KinDynNode(Node):
     def _on_joint_state(self, msg):
         m = self._model
         if m is None:
-            self.get_logger().info("joint_states ignored: no robot_description yet",
-                                   throttle_duration_sec=THROTTLE_S)
+            self._log.info("no model", "joint_states ignored: no robot_description yet")
             return
         try:
             m.merger.update(msg)
         except ValueError as exc:
-            self.get_logger().warning(f"JointState dropped: {exc}",
-                                      throttle_duration_sec=THROTTLE_S)
+            self._log.warning("joint_states", f"JointState dropped: {exc}")
             return
         now = self.get_clock().now()
         self._js_received_ns = now.nanoseconds
@@ -256,8 +256,7 @@ class KinDynNode(Node):
             self._odometry = self._read_odometry(msg)
             self._odom_buffer.append(self._odometry)
         except ValueError as exc:
-            self.get_logger().warning(f"Odometry dropped: {exc}",
-                                      throttle_duration_sec=THROTTLE_S)
+            self._log.warning("odometry", f"Odometry dropped: {exc}")
 
     def _read_odometry(self, msg):
         world = self._settings.world_frame
@@ -281,8 +280,7 @@ class KinDynNode(Node):
                 raise ValueError(f"frame_id '{msg.header.frame_id}' is not a link of the model")
             value = wrench_to_array(msg.wrench)
         except ValueError as exc:
-            self.get_logger().warning(f"WrenchStamped of '{contact}' dropped: {exc}",
-                                      throttle_duration_sec=THROTTLE_S)
+            self._log.warning(f"wrench {contact}", f"WrenchStamped of '{contact}' dropped: {exc}")
             return
         now = self._now_ns()
         entry = _Timed(frame, value, stamp_to_ns(msg.header.stamp) or now, now)
@@ -303,7 +301,7 @@ class KinDynNode(Node):
             result = m.kd.compute_tick(w_H_b, s, nu, s_dot, tau, wrenches if tau is not None
                                        else None)
         except ValueError as exc:
-            self.get_logger().warning(f"tick skipped: {exc}", throttle_duration_sec=THROTTLE_S)
+            self._log.warning("tick", f"tick skipped: {exc}")
             return
         self._publish(m, result, stamp, have_base, wrenches)
         self._measured = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
@@ -328,9 +326,8 @@ class KinDynNode(Node):
         odom, settings = _matching(self._odom_buffer, self._last_stamp_ns), self._settings
         if not settings.use_odometry or odom is None:
             if settings.use_odometry:
-                self.get_logger().warning(
-                    f"no odometry on '{settings.odometry_topic}' yet: base at fixed_base_pose",
-                    throttle_duration_sec=THROTTLE_S)
+                self._log.warning("no odometry", f"no odometry on '{settings.odometry_topic}' "
+                                  f"yet: base at fixed_base_pose")
             return self._fixed_base, np.zeros(6), not settings.use_odometry
         if odom.frame == m.kd.model.root_link:    # no joint in between: once per message
             if self._root_base[0] is not odom:
@@ -356,9 +353,8 @@ class KinDynNode(Node):
                 out[contact] = (w.frame, w.value)
             elif w is not None:
                 self._stale.add(contact)
-                self.get_logger().warning(
-                    f"wrench of '{contact}' older than wrench_timeout: left out of forward "
-                    f"dynamics", throttle_duration_sec=THROTTLE_S)
+                self._log.warning(f"stale {contact}", f"wrench of '{contact}' older than "
+                                  f"wrench_timeout: left out of forward dynamics")
         return out
 
     def _torques(self, m):
@@ -367,15 +363,13 @@ class KinDynNode(Node):
             missing = m.merger.missing
             m.complete = not missing
             if missing:
-                self.get_logger().warning(
-                    f"joints never received, at default_joint_position: {missing}",
-                    throttle_duration_sec=THROTTLE_S)
+                self._log.warning("missing joints", f"joints never received, at "
+                                  f"default_joint_position: {missing}")
         if not self._settings.publish_forward_dynamics:
             self._fd_note = "disabled (publish_forward_dynamics: false)"
         elif not m.merger.efforts_complete:
             self._fd_note = "skipped: efforts not received for every joint"
-            self.get_logger().info(f"forward dynamics {self._fd_note}",
-                                   throttle_duration_sec=THROTTLE_S)
+            self._log.info("no efforts", f"forward dynamics {self._fd_note}")
         else:
             self._fd_note = ""
             return m.merger.efforts

@@ -27,6 +27,7 @@ from . import algorithms as alg
 from .kinematics import chain_poses, chain_product, chain_subspaces, forward_pass, motion_cross_matrices
 from .model import build_model
 from .representations import (Representations, base_transform, base_transform_dot,
+                              base_transform_inverse,
                               frame_transform, frame_transform_dot, parse_representation)
 from .spatial import cross3, skew
 
@@ -350,8 +351,8 @@ class KinDynComputations:
         rhs[6:] += tau
         nu_dot = alg.solve_mass_matrix(alg.mass_matrix(self.model, kin), rhs,
                                        self.model.joint_names)
-        nu_dot[:6] = np.linalg.solve(t, nu_dot[:6]
-                                     - base_transform_dot(self.rep, t, base_vel) @ base_vel)
+        nu_dot[:6] = base_transform_inverse(self.rep, w_H_b) @ (
+            nu_dot[:6] - base_transform_dot(self.rep, t, base_vel) @ base_vel)
         return nu_dot[self._cols], momenta
 
     # -- the node's per-tick call -------------------------------------------------------
@@ -380,7 +381,7 @@ class KinDynComputations:
             momenta = (kin.inertia @ vel[:, :, None])[:, :, 0]
         total = momenta.sum(axis=0)
         com = kin.com
-        momentum = np.concatenate([total[:3], total[3:] - np.cross(com, total[:3])])
+        momentum = np.concatenate([total[:3], total[3:] - cross3(com, total[:3])])
         return TickResult(model.frame_names, model.joints_name_list,
                           (model.link_H_joint @ kin.local)[model.internal], w_H_b,
                           com + kin.base_position, total[:3] / model.total_mass, momentum,

@@ -23,7 +23,8 @@ import numpy as np
 
 from .spatial import motion_cross_matrix, skew
 
-__all__ = ["Representations", "parse_representation", "base_transform", "base_transform_dot",
+__all__ = ["Representations", "parse_representation", "base_transform", "base_transform_inverse",
+           "base_transform_dot",
            "frame_transform", "frame_transform_dot"]
 
 
@@ -60,6 +61,16 @@ def base_transform(rep, w_H_b):
         t[:3, :3] = t[3:, 3:] = w_H_b[:3, :3]
     elif rep == Representations.INERTIAL_FIXED_REPRESENTATION:
         t[:3, 3:] = -skew(w_H_b[:3, 3])
+    return t
+
+
+def base_transform_inverse(rep, w_H_b):
+    """T^-1 (6, 6), ``nu_rep = T^-1 nu_C``, in closed form."""
+    t = np.eye(6)
+    if rep == Representations.BODY_FIXED_REPRESENTATION:
+        t[:3, :3] = t[3:, 3:] = w_H_b[:3, :3].T
+    elif rep == Representations.INERTIAL_FIXED_REPRESENTATION:
+        t[:3, 3:] = skew(w_H_b[:3, 3])
     return t
 
 
