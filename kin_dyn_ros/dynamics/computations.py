@@ -24,7 +24,9 @@ from functools import cached_property
 import numpy as np
 
 from . import algorithms as alg
-from .kinematics import chain_poses, chain_product, chain_subspaces, forward_pass, motion_cross_matrices
+from .checks import checked_array
+from .kinematics import (chain_poses, chain_product, chain_subspaces, forward_pass,
+                         motion_cross_matrices)
 from .model import build_model
 from .representations import (Representations, base_transform, base_transform_dot,
                               base_transform_inverse,
@@ -65,15 +67,6 @@ class TickResult:
     @cached_property
     def world_H_frames(self):
         return self._frame_poses()
-
-
-def _array(name, value, shape):
-    arr = np.asarray(value, dtype=float)
-    if arr.shape != shape:
-        raise ValueError(f"expected {name} with shape {shape}, got {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    return arr
 
 
 class KinDynComputations:
@@ -146,7 +139,7 @@ class KinDynComputations:
 
     def apply_mimic(self, s):
         """Copy of joint positions ``s`` (n,) with mimic joints set to multiplier * master + offset."""
-        out = np.array(_array("s", s, (self.model.n,)))
+        out = np.array(checked_array("s", s, (self.model.n,)))
         pos = {nm: i for i, nm in enumerate(self.model.joints_name_list)}
         for name, (master, mult, offset) in self.model.mimic.items():
             out[pos[name]] = mult * out[pos[master]] + offset
@@ -160,12 +153,12 @@ class KinDynComputations:
         return idx
 
     def _kin(self, w_H_b, s):
-        w_H_b = _array("w_H_b", w_H_b, (4, 4))
-        q = _array("s", s, (self.model.n,))[self.model.coordinate]
+        w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
+        q = checked_array("s", s, (self.model.n,))[self.model.coordinate]
         return w_H_b, q, forward_pass(self.model, w_H_b, q)
 
     def _internal(self, name, value):
-        return _array(name, value, (self.model.n,))[self.model.coordinate]
+        return checked_array(name, value, (self.model.n,))[self.model.coordinate]
 
     def _user_vector(self, vec_c, t):
         """Generalized force in C (internal order) -> active representation, user order."""
@@ -181,7 +174,7 @@ class KinDynComputations:
         out = np.zeros((len(self.model.parent), 6))
         for frame, w in (wrenches or {}).items():
             idx = self._frame(frame)
-            w = _array(f"external wrench on '{frame}'", w, (6,))
+            w = checked_array(f"external wrench on '{frame}'", w, (6,))
             x = frame_transform(self.rep, self._c_pose(kin, idx), kin.base_position)
             out[self.model.frame_body[idx]] += x.T @ w
         return out
@@ -190,8 +183,8 @@ class KinDynComputations:
     def forward_kinematics(self, frame, w_H_b, s):
         """World pose of ``frame`` (4, 4), any link of the URDF."""
         idx = self._frame(frame)
-        w_H_b = _array("w_H_b", w_H_b, (4, 4))
-        q = _array("s", s, (self.model.n,))[self.model.coordinate]
+        w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
+        q = checked_array("s", s, (self.model.n,))[self.model.coordinate]
         pose = chain_product(self.model, w_H_b[:3, :3], q, self.model.frame_body[idx])
         pose = pose @ self.model.body_H_frame[idx]
         pose[:3, 3] += w_H_b[:3, 3]
@@ -200,8 +193,8 @@ class KinDynComputations:
     def _chain(self, frame, w_H_b, s):
         """Frame index, checked state and the C poses of the path to the frame's body."""
         idx = self._frame(frame)
-        w_H_b = _array("w_H_b", w_H_b, (4, 4))
-        q = _array("s", s, (self.model.n,))[self.model.coordinate]
+        w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
+        q = checked_array("s", s, (self.model.n,))[self.model.coordinate]
         return idx, w_H_b, q, chain_poses(self.model, w_H_b[:3, :3], q,
                                           self.model.frame_body[idx])
 
@@ -226,7 +219,7 @@ class KinDynComputations:
         """(6, n): the joint columns of the Jacobian with the base as world (w_H_b = I), as adam:
         the frame's velocity relative to the base, in the active representation."""
         idx = self._frame(frame)
-        q = _array("s", s, (self.model.n,))[self.model.coordinate]
+        q = checked_array("s", s, (self.model.n,))[self.model.coordinate]
         poses = chain_poses(self.model, np.eye(3), q, self.model.frame_body[idx])
         x, sub, cols = self._frame_columns(idx, poses, np.zeros(3))
         jac = np.zeros((6, self.model.n))
@@ -240,8 +233,8 @@ class KinDynComputations:
         C velocity of the body it moves); the base and frame transforms add Tdot and Xdot.
         """
         idx, w_H_b, _, poses = self._chain(frame, w_H_b, s)
-        base_vel = _array("base_vel", base_vel, (6,))
-        qd = _array("s_dot", s_dot, (self.model.n,))
+        base_vel = checked_array("base_vel", base_vel, (6,))
+        qd = checked_array("s_dot", s_dot, (self.model.n,))
         x, sub, cols = self._frame_columns(idx, poses, w_H_b[:3, 3])
         t = base_transform(self.rep, w_H_b)
         vel = t @ base_vel + np.cumsum(sub * qd[cols - 6, None], axis=0)     # (d, 6)
@@ -289,8 +282,8 @@ class KinDynComputations:
 
     def _rnea(self, w_H_b, s, base_vel, s_dot, base_acc, s_ddot, wrenches, gravity):
         w_H_b, _, kin = self._kin(w_H_b, s)
-        base_vel = _array("base_vel", base_vel, (6,))
-        base_acc = _array("base_acc", base_acc, (6,))
+        base_vel = checked_array("base_vel", base_vel, (6,))
+        base_acc = checked_array("base_acc", base_acc, (6,))
         qd, qdd = self._internal("s_dot", s_dot), self._internal("s_ddot", s_ddot)
         t = base_transform(self.rep, w_H_b)
         a0 = t @ base_acc + base_transform_dot(self.rep, t, base_vel) @ base_vel - gravity
@@ -321,7 +314,7 @@ class KinDynComputations:
     def coriolis_matrix(self, w_H_b, s, base_vel, s_dot):
         """Christoffel-consistent C (6+n, 6+n): ``C nu = coriolis_term``, ``Mdot = C + C^T``."""
         w_H_b, _, kin = self._kin(w_H_b, s)
-        base_vel = _array("base_vel", base_vel, (6,))
+        base_vel = checked_array("base_vel", base_vel, (6,))
         qd = self._internal("s_dot", s_dot)
         t = base_transform(self.rep, w_H_b)
         c = alg.coriolis_matrix(self.model, kin, t @ base_vel, qd)[np.ix_(self._cols, self._cols)]
@@ -338,7 +331,7 @@ class KinDynComputations:
         joints when M is singular (a massless subtree on a moving joint).
         """
         w_H_b, _, kin = self._kin(w_H_b, s)
-        base_vel = _array("base_vel", base_vel, (6,))
+        base_vel = checked_array("base_vel", base_vel, (6,))
         qd, tau = self._internal("s_dot", s_dot), self._internal("tau", tau)
         wrenches = self._body_wrenches(kin, external_wrenches) if external_wrenches else None
         return self._forward_dynamics(kin, w_H_b, base_vel, qd, tau, wrenches)[0]
@@ -365,7 +358,7 @@ class KinDynComputations:
         no forward dynamics is computed. Returns a :class:`TickResult`.
         """
         w_H_b, _, kin = self._kin(w_H_b, s)
-        base_vel = _array("base_vel", base_vel, (6,))
+        base_vel = checked_array("base_vel", base_vel, (6,))
         qd = self._internal("s_dot", s_dot)
         model = self.model
         gravity = alg.gravity_forces(model, kin, self.gravity)[6:][model.internal]
@@ -399,7 +392,7 @@ class KinDynComputations:
             return None
         links = [self._frame(link) for link in frame_wrenches]
         expressed = [self._frame(e) for e, _ in frame_wrenches.values()]
-        w = np.array([_array(f"wrench on '{link}'", v, (6,))
+        w = np.array([checked_array(f"wrench on '{link}'", v, (6,))
                       for link, (_, v) in frame_wrenches.items()])
         pose = kin.poses[self.model.frame_body[expressed]] @ self.model.body_H_frame[expressed]
         force = (pose[:, :3, :3] @ w[:, :3, None])[:, :, 0]

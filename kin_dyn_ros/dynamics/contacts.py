@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linprog
 
+from .checks import checked_array
 from .spatial import cross3, skew
 
 __all__ = ["Contact", "SupportPolygon", "contact_poses", "convex_hull", "friction_cone_halfspaces",
@@ -51,15 +52,6 @@ _EDGE_TOL = 1e-9     # [m] an LP support value within this of an edge confirms t
 _BOX = 1e3           # [m] half-size of the box that bounds an unbounded polygon
 _MAX_LPS = 200
 _LP_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
-
-
-def _vector(name, value, shape):
-    arr = np.asarray(value, dtype=float)
-    if arr.shape != shape:
-        raise ValueError(f"expected {name} with shape {shape}, got {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf")
-    return arr
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,7 +87,7 @@ class Contact:
                              f"{np.shape(self.points)}")
         if not np.isfinite(pts).all():
             raise ValueError(f"points of contact on '{self.link}' contain NaN or inf")
-        n = _vector("normal", self.normal, (3,))
+        n = checked_array("normal", self.normal, (3,))
         norm = np.linalg.norm(n)
         if norm < 1e-12:
             raise ValueError(f"normal of contact on '{self.link}' is zero")
@@ -115,12 +107,12 @@ class Contact:
 
     def world_points(self, world_H_link):
         """Contact points in the world (k, 3) [m]."""
-        h = _vector("world_H_link", world_H_link, (4, 4))
+        h = checked_array("world_H_link", world_H_link, (4, 4))
         return self.points @ h[:3, :3].T + h[:3, 3]
 
     def world_normal(self, world_H_link):
         """Contact normal in the world (3,)."""
-        return _vector("world_H_link", world_H_link, (4, 4))[:3, :3] @ self.normal
+        return checked_array("world_H_link", world_H_link, (4, 4))[:3, :3] @ self.normal
 
     def tangents(self):
         """Link-frame tangent basis (t1, t2), each (3,): t1 along the link x axis projected
@@ -193,7 +185,7 @@ def world_contacts(contacts, world_H_links=None, n_facets=DEFAULT_FACETS):
         if world_H_links is None:
             h = np.eye(4)
         elif c.link in world_H_links:
-            h = _vector(f"world_H_links['{c.link}']", world_H_links[c.link], (4, 4))
+            h = checked_array(f"world_H_links['{c.link}']", world_H_links[c.link], (4, 4))
         else:
             raise ValueError(f"world_H_links has no pose for contact link '{c.link}'")
         r = h[:3, :3]
@@ -211,7 +203,7 @@ def world_contacts(contacts, world_H_links=None, n_facets=DEFAULT_FACETS):
 def ground_axes(gravity):
     """(2, 3) orthonormal axes e1, e2 of the ground plane (normal to gravity), with
     (e1, e2, up) right-handed, up = -gravity/|gravity|: world x, y for gravity along -z."""
-    g = _vector("gravity", gravity, (3,))
+    g = checked_array("gravity", gravity, (3,))
     norm = np.linalg.norm(g)
     if norm < 1e-12:
         raise ValueError("gravity is zero: no support polygon or static equilibrium")
@@ -301,7 +293,7 @@ class SupportPolygon:
 
     def project(self, point):
         """Ground coordinates (2,) of a world point (3,) (its projection along gravity)."""
-        return self.axes @ _vector("point", point, (3,))
+        return self.axes @ checked_array("point", point, (3,))
 
     def margin(self, point):
         """Signed distance [m] from ``point`` to the polygon boundary: positive inside.
@@ -311,7 +303,7 @@ class SupportPolygon:
         polygon; for an empty polygon, -inf.
         """
         x = np.asarray(point, dtype=float)
-        x = self.project(x) if x.shape == (3,) else _vector("point", x, (2,))
+        x = self.project(x) if x.shape == (3,) else checked_array("point", x, (2,))
         v = self.vertices
         if len(v) == 0:
             return -np.inf

@@ -9,7 +9,7 @@ Run:  bash scripts/setup_env.sh && source scripts/env.sh && python -m pytest tes
 
 import os
 import random
-import time
+import sys
 
 import pytest
 
@@ -21,21 +21,13 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 from geometry_msgs.msg import TransformStamped  # noqa: E402
 from kin_dyn_ros_interfaces.srv import GetJacobian  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ros_helpers import spin_until as _spin_until  # noqa: E402
+
 TIMEOUT_S = 10.0
 
 # lark-parser 0.12 (used by the rosidl parser that rclpy imports) uses deprecated modules.
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
-
-
-def _spin_until(executor, predicate, timeout_s=TIMEOUT_S, on_tick=None):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        if on_tick is not None:
-            on_tick()
-        executor.spin_once(timeout_sec=0.05)
-    return predicate()
 
 
 @pytest.fixture
