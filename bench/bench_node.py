@@ -21,8 +21,14 @@ under 5 periods (no queue building up). ~/markers is limited by the node's marke
 (30 Hz by default, for rviz), so its column shows that rate, not a loss, and it is left
 out of the criterion. Target: 1 kHz, p99 < 2 ms.
 
+With ``--contact-outputs`` it also receives the contact mechanics' outputs:
+~/support_polygon and ~/stability_margin (per tick, in the criterion) and
+~/equilibrium_torques (at the node's equilibrium_rate, like ~/markers left out of it).
+``--param NAME:=VALUE`` (repeatable) passes a parameter to the node, e.g.
+``--param equilibrium_rate:=0.0``.
+
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
-        [--duration 3] [--aux-rate 100]
+        [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
 """
 
 import argparse
@@ -48,6 +54,10 @@ OUTPUTS = {'tf': ('/tf', 8), 'com': (f'/{NODE}/com', 4),
            'gravity': (f'/{NODE}/gravity_torques', 4),
            'forward_dynamics': (f'/{NODE}/forward_dynamics', 4),
            'markers': (f'/{NODE}/markers', 8)}
+CONTACT_OUTPUTS = {'support_polygon': (f'/{NODE}/support_polygon', 4),
+                   'stability_margin': (f'/{NODE}/stability_margin', 4),
+                   'equilibrium_torques': (f'/{NODE}/equilibrium_torques', 4)}
+RATE_LIMITED = ('markers', 'equilibrium_torques')   # left out of the sustained criterion
 
 
 def loopback_env():
@@ -119,13 +129,15 @@ def publish(rate, duration, aux_rate):
 # -- the measuring process ---------------------------------------------------------------------
 def output_types():
     """Message type of each output (a raw subscription still needs its type)."""
-    from geometry_msgs.msg import PointStamped, TwistStamped
+    from geometry_msgs.msg import PointStamped, PolygonStamped, TwistStamped
     from sensor_msgs.msg import JointState
     from tf2_msgs.msg import TFMessage
     from visualization_msgs.msg import MarkerArray
-    from kin_dyn_ros_interfaces.msg import ForwardDynamics
+    from kin_dyn_ros_interfaces.msg import ForwardDynamics, StabilityMargin
     return {'tf': TFMessage, 'com': PointStamped, 'momentum': TwistStamped,
-            'gravity': JointState, 'forward_dynamics': ForwardDynamics, 'markers': MarkerArray}
+            'gravity': JointState, 'forward_dynamics': ForwardDynamics, 'markers': MarkerArray,
+            'support_polygon': PolygonStamped, 'stability_margin': StabilityMargin,
+            'equilibrium_torques': JointState}
 
 
 class Receiver:
@@ -184,7 +196,7 @@ def measure(executor, receiver, rate, duration, aux_rate):
                     'p99': float(np.percentile(latency, 99)) if len(latency) else float('nan')}
     period_ms = 1e3 / rate
     row['sustained'] = all(row[k]['ratio'] >= 0.99 and row[k]['p99'] < 5 * period_ms
-                           for k in OUTPUTS if k != 'markers')   # markers: markers_rate
+                           for k in OUTPUTS if k not in RATE_LIMITED)
     return row
 
 
@@ -202,12 +214,13 @@ def print_table(rows):
     print(f"highest sustained rate: {max(ok) if ok else 'none'} Hz")
 
 
-def start_node():
+def start_node(extra_params=()):
     exe = [str(pathlib.Path(sys.prefix) / 'bin' / 'kin_dyn_node')]
     if not os.access(exe[0], os.X_OK):
         exe = [sys.executable, '-m', 'kin_dyn_ros.node']
     params = ['use_odometry:=true', 'publish_tf:=true', 'publish_base_tf:=true',
-              'publish_markers:=true', 'publish_forward_dynamics:=true', 'rate:=0.0']
+              'publish_markers:=true', 'publish_forward_dynamics:=true', 'rate:=0.0',
+              *extra_params]
     return subprocess.Popen(exe + ['--ros-args', '--params-file', str(REPO / 'config' /
                                                                       'kin_dyn.yaml')]
                             + [a for p in params for a in ('-p', p)], cwd=REPO,
@@ -220,6 +233,11 @@ def main():
     parser.add_argument('--duration', type=float, default=3.0, help='s per rate')
     parser.add_argument('--aux-rate', type=float, default=100.0,
                         help='Hz of odometry and wrenches')
+    parser.add_argument('--contact-outputs', action='store_true',
+                        help='also receive ~/support_polygon, ~/stability_margin and '
+                        '~/equilibrium_torques')
+    parser.add_argument('--param', action='append', default=[], metavar='NAME:=VALUE',
+                        help='a node parameter (repeatable)')
     parser.add_argument('--publish', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--rate', type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -232,7 +250,9 @@ def main():
     from std_msgs.msg import String
     from kin_dyn_ros.outputs import LATCHED_QOS
 
-    node_proc = start_node()
+    if args.contact_outputs:
+        OUTPUTS.update(CONTACT_OUTPUTS)
+    node_proc = start_node(args.param)
     rclpy.init()
     # a lean receiver: no parameter services, no QoS event handlers (fewer waitables per wake)
     node = rclpy.create_node('kin_dyn_bench_receiver', start_parameter_services=False)

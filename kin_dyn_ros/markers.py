@@ -12,7 +12,8 @@ Stable namespaces and ids (rviz keeps one marker per (ns, id)):
   FORCE_SCALE m per N; DELETE when that contact has no active wrench.
 
 All positions are in the world frame. On a model reload the node publishes
-:meth:`MarkerSet.delete_all` first.
+:meth:`MarkerSet.delete_all` first. The contact mechanics add ns ``support_polygon`` (ids 0
+and 1, see :mod:`.contact_mechanics`) to the same array.
 """
 
 import numpy as np

@@ -12,6 +12,8 @@ Outputs, stamped with the JointState's stamp: /tf, /tf_static, ~/com, ~/centroid
 (TwistStamped: linear = m v_com, angular = angular momentum about the CoM, world axes),
 ~/gravity_torques, ~/forward_dynamics, ~/markers, /diagnostics; services ~/get_jacobian,
 ~/get_mass_matrix, ~/get_dynamics (:mod:`.services`). Parameters: :mod:`.settings`.
+Contact mechanics (:mod:`.contact_mechanics`): ~/support_polygon, ~/stability_margin,
+~/equilibrium_torques, support markers on ~/markers, service ~/check_equilibrium.
 
 Choices where the requirements are open:
 - A tick whose JointState stamp equals the last one is skipped entirely (also in timer
@@ -50,6 +52,7 @@ from std_msgs.msg import String
 from geometry_msgs.msg import WrenchStamped
 from tf2_msgs.msg import TFMessage
 
+from .contact_mechanics import ContactMechanics
 from .conversions import (JointStateMerger, base_state_from_odometry,
                           change_base_representation, pose_to_matrix, stamp_to_ns,
                           twist_to_array, wrench_to_array)
@@ -124,6 +127,7 @@ class KinDynNode(Node):
         self._stats = TickStats()
         self._tick_timer = self._diag_timer = None
         self._pub = Publishers(self)
+        self._mechanics = ContactMechanics(self, self._service_source)
         self._log = ThrottledLogger(self.get_logger(), THROTTLE_S)
         self._configure(self._settings)
         self._make_subscriptions()
@@ -199,6 +203,7 @@ class KinDynNode(Node):
         m.contacts = tuple(c for c in settings.contacts if c in m.kd.model.frame_index)
         for c in set(settings.contacts) - set(m.contacts):
             self.get_logger().error(f"contact '{c}' is not a link of the model: ignored")
+        self._mechanics.configure(m.kd, m.contacts, settings)
         if reloaded:   # inputs naming frames the new model lacks are dropped
             self._measured, frames = None, m.kd.model.frame_index
             if self._odometry is not None and self._odometry.frame not in frames:
@@ -303,7 +308,9 @@ class KinDynNode(Node):
         except ValueError as exc:
             self._log.warning("tick", f"tick skipped: {exc}")
             return
+        self._mechanics.update(m.kd, result, s, wrenches, stamp)   # at equilibrium_rate
         self._publish(m, result, stamp, have_base, wrenches)
+        self._mechanics.publish()       # its support polygon, margin, equilibrium torques
         self._measured = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
         self._stats.add(time.monotonic(), time.perf_counter() - start)
 
@@ -387,7 +394,8 @@ class KinDynNode(Node):
         if (settings.publish_markers and pub.markers.get_subscription_count()
                 and self._markers_due()):
             forces = [self._world_force(m, result, c, wrenches.get(c)) for c in settings.contacts]
-            pub.markers.publish(msgs.marker_array(result, stamp, forces))
+            pub.markers.publish(msgs.marker_array(result, stamp, forces,
+                                                  self._mechanics.new_markers()))
 
     def _markers_due(self):
         """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""

@@ -178,11 +178,13 @@ class TickMessages:
             return self._tf_all.render(h, stamp)
         return self._tf_joints.render(result.joint_transforms, stamp)
 
-    def marker_array(self, result, stamp, forces):
+    def marker_array(self, result, stamp, forces, extra=()):
         """~/markers of the tick (serialised bytes when possible); ``forces`` as
-        :meth:`MarkerSet.values`."""
-        if not self._markers.ok:
-            return self.markers.update(stamp, result.com, result.centroidal_momentum, forces)
+        :meth:`MarkerSet.values`. ``extra``: more Marker messages for the same array (the
+        contact mechanics'); with them the message object is published (~0.1 ms more)."""
+        if extra or not self._markers.ok:
+            array = self.markers.update(stamp, result.com, result.centroidal_momentum, forces)
+            return MarkerArray(markers=[*array.markers, *extra]) if extra else array
         return self._markers.render(*self.markers.values(stamp, result.com,
                                                          result.centroidal_momentum, forces))
 

@@ -7,6 +7,8 @@ FloatingBaseState. Requests run on a KinDynComputations instance of their own (t
 Errors (no model, unknown frame or joint, wrong sizes, bad quaternion, bad representation)
 give ``success = false`` and a message naming the problem; nothing is thrown.
 Matrices are row-major; columns are ``COLUMN_BASE`` then the model's joints.
+``~/check_equilibrium`` (:mod:`.contact_mechanics`) takes its state the same way
+(:func:`request_call`).
 """
 
 from dataclasses import dataclass
@@ -18,7 +20,8 @@ from kin_dyn_ros_interfaces.srv import GetDynamics, GetJacobian, GetMassMatrix
 from .conversions import change_base_representation, float_array, pose_to_matrix, twist_to_array
 from .dynamics.representations import parse_representation
 
-__all__ = ["COLUMN_BASE", "MeasuredState", "DynamicsServices", "explicit_state"]
+__all__ = ["COLUMN_BASE", "MeasuredState", "DynamicsServices", "explicit_state",
+           "request_call"]
 
 COLUMN_BASE = ("base_lin_x", "base_lin_y", "base_lin_z", "base_ang_x", "base_ang_y", "base_ang_z")
 
@@ -101,21 +104,8 @@ class DynamicsServices:
         return callback
 
     def _state(self, request):
-        """The :class:`_Call` of a request: kd set to its representation, and its state."""
-        kd, measured, default_rep, prefix = self._source()
-        if kd is None:
-            raise ValueError("no robot model loaded yet (waiting for robot_description)")
-        rep = parse_representation(request.representation or default_rep)
-        kd.set_frame_velocity_representation(rep)
-        if request.use_measured_state:
-            if measured is None:
-                raise ValueError("no measured state yet (no tick computed); set "
-                                 "use_measured_state=false and pass a state")
-            nu = change_base_representation(measured.base_vel, measured.w_H_b,
-                                            measured.representation, rep)
-            return _Call(kd, prefix, measured.w_H_b, measured.s, nu, measured.s_dot)
-        w_H_b, s, s_dot = explicit_state(kd, request.state)
-        return _Call(kd, prefix, w_H_b, s, twist_to_array(request.state.base_twist), s_dot)
+        """The :class:`_Call` of a request (:func:`request_call`)."""
+        return request_call(self._source(), request)
 
     @staticmethod
     def _jacobian(request, response, c):
@@ -143,6 +133,27 @@ class DynamicsServices:
         response.com_jacobian = float_array(kd.CoM_jacobian(w_H_b, s).ravel())
         response.frames = list(request.frames)
         response.jacobians = float_array(np.reshape(jacobians, -1))
+
+
+def request_call(source, request):
+    """The :class:`_Call` of a service request: ``source`` is the services' ``(aux, measured,
+    default_rep, frame_prefix)``; ``request`` has ``use_measured_state``, ``state`` and
+    optionally ``representation`` (empty or absent: the node's default), to which the aux
+    KinDynComputations is set. ValueError naming the problem."""
+    kd, measured, default_rep, prefix = source
+    if kd is None:
+        raise ValueError("no robot model loaded yet (waiting for robot_description)")
+    rep = parse_representation(getattr(request, "representation", "") or default_rep)
+    kd.set_frame_velocity_representation(rep)
+    if request.use_measured_state:
+        if measured is None:
+            raise ValueError("no measured state yet (no tick computed); set "
+                             "use_measured_state=false and pass a state")
+        nu = change_base_representation(measured.base_vel, measured.w_H_b,
+                                        measured.representation, rep)
+        return _Call(kd, prefix, measured.w_H_b, measured.s, nu, measured.s_dot)
+    w_H_b, s, s_dot = explicit_state(kd, request.state)
+    return _Call(kd, prefix, w_H_b, s, twist_to_array(request.state.base_twist), s_dot)
 
 
 @dataclass(frozen=True)

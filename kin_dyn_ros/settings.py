@@ -3,7 +3,9 @@
 Parameters are read once into a Settings object (never per message) and validated as a
 whole by :func:`make_settings`: at start-up a bad value stops the node with a clear error;
 at run time (``add_on_set_parameters_callback``) it rejects the change with the same reason.
-Topic and contact parameters are read-only (the subscriptions are made once).
+Topic and contact parameters are read-only (the subscriptions are made once); a contact's
+geometry (``contact.<name>.points/normal/friction``) is validated by
+:func:`.contact_mechanics.contact_geometry`.
 """
 
 import math
@@ -13,6 +15,7 @@ import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.parameter import Parameter
 
+from .contact_mechanics import CONTACT_PARAMETERS, contact_geometry, contact_parameter
 from .conversions import pose_list_to_matrix
 from .dynamics.representations import parse_representation
 
@@ -38,7 +41,12 @@ _PARAMETERS = (
     ("fixed_base_pose", [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0], "[x, y, z, qx, qy, qz, qw] of the "
      "base in world_frame without odometry (and until the first odometry)", False),
     ("contacts", Parameter.Type.STRING_ARRAY, "links with a WrenchStamped input; topic "
-     "contact.<name>.topic (default <name>/wrench)", True),
+     "contact.<name>.topic (default <name>/wrench); geometry contact.<name>.points, .normal, "
+     ".friction", True),
+    ("contact_force_threshold", 20.0, "N; a contact is active (support polygon, equilibrium "
+     "torques) while its wrench's force along contact.<name>.normal exceeds this", False),
+    ("equilibrium_rate", 100.0, "Hz (of JointState stamps) of the contact mechanics: "
+     "~/support_polygon, ~/stability_margin, ~/equilibrium_torques; 0 = off", False),
     ("wrench_timeout", 0.1, "s; a wrench whose stamp is older than the tick's is left out of "
      "forward dynamics", False),
     ("joint_state_timeout", 0.5, "s; joint_states older than this are reported stale", False),
@@ -72,6 +80,9 @@ class Settings:
     fixed_base_pose: tuple = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
     contacts: tuple = ()
     contact_topics: tuple = ()          # ((contact, topic), ...) in contacts order
+    contact_geometry: tuple = ()        # ((contact, points (3k,), normal, friction), ...) same
+    contact_force_threshold: float = 20.0
+    equilibrium_rate: float = 100.0
     wrench_timeout: float = 0.1
     joint_state_timeout: float = 0.5
     default_joint_position: float = 0.0
@@ -126,6 +137,7 @@ def make_settings(**values):
         raise ValueError(f"parameter 'contacts' must be distinct non-empty link names, "
                          f"got {list(contacts)}")
     topics = dict(s.contact_topics)
+    geometry = {g[0]: g[1:] for g in s.contact_geometry}
     parse_representation(s.velocity_representation)   # ValueError lists the valid names
     pose = _vector("fixed_base_pose", s.fixed_base_pose, 7)
     try:
@@ -145,6 +157,10 @@ def make_settings(**values):
         contact_topics=tuple((c, _string(contact_topic_parameter(c),
                                          topics.get(c, f"{c}/wrench"), False))
                              for c in contacts),
+        contact_geometry=tuple(contact_geometry(c, *geometry.get(c, ())) for c in contacts),
+        contact_force_threshold=_number("contact_force_threshold", s.contact_force_threshold,
+                                        minimum=0.0),
+        equilibrium_rate=_number("equilibrium_rate", s.equilibrium_rate, minimum=0.0),
         velocity_representation=parse_representation(s.velocity_representation).name
         .replace("_REPRESENTATION", ""),
         gravity=_vector("gravity", s.gravity, 3),
@@ -168,14 +184,19 @@ def declare_settings(node):
                                          dynamic_typing=dynamic)
         values[name] = node.declare_parameter(name, default, descriptor).value
     values["contacts"] = tuple(values["contacts"] or ())
-    topics = []
+    topics, geometry = [], []
     for contact in values["contacts"]:
         name = contact_topic_parameter(contact)
         text = f"geometry_msgs/WrenchStamped topic of contact '{contact}'"
         topic = node.declare_parameter(name, f"{contact}/wrench",
                                        ParameterDescriptor(description=text, read_only=True))
         topics.append((contact, topic.value))
+        geometry.append((contact, *(node.declare_parameter(
+            contact_parameter(contact, key), default, ParameterDescriptor(
+                description=doc, read_only=True, dynamic_typing=True)).value
+            for key, default, doc in CONTACT_PARAMETERS)))
     values["contact_topics"] = tuple(topics)
+    values["contact_geometry"] = tuple(geometry)
     return make_settings(**values)
 
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 from ros_helpers import spin_until, use_loopback_domain  # noqa: E402
 
 LAUNCH_FILE = HERE.parents[1] / 'launch' / 'kin_dyn.launch.py'
-DOMAIN = use_loopback_domain(67, 100)     # before the launch starts the node
+DOMAIN = use_loopback_domain(67, 89)      # before the launch starts the node
 NAMESPACE = 'robot1'
 
 

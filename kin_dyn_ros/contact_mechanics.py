@@ -1,0 +1,418 @@
+"""Contact mechanics in the node: support polygon, stability margin, equilibrium torques and
+the ``~/check_equilibrium`` service, over :mod:`.dynamics.contacts` and
+:mod:`.dynamics.equilibrium`.
+
+Each contact of the ``contacts`` parameter is a :class:`~.dynamics.contacts.Contact` on its
+link: ``contact.<name>.points`` (3k numbers, k points in the link frame), ``.normal`` (link
+frame) and ``.friction``. A contact is *active* at a tick when the force of its wrench (the
+one the tick used, within ``wrench_timeout``) along the contact normal exceeds
+``contact_force_threshold`` [N]; the wrench is the force the environment applies to the link.
+
+At ``equilibrium_rate`` [Hz, counted in JointState stamps; 0 = off], on the ticks that are
+due (:meth:`ContactMechanics.update` before the tick's outputs, :meth:`ContactMechanics.publish`
+after them), when the node has contacts:
+
+- ``~/support_polygon`` (geometry_msgs/PolygonStamped, world_frame): the convex hull of the
+  active contact points projected along gravity, counter-clockwise seen from above, on the
+  plane through their mean height. For flat contacts (every point on one plane normal to
+  gravity) this is exactly :func:`~.dynamics.contacts.support_polygon`; for others (a foot on
+  a step, a tilted sole) it is the classic flat-ground polygon, not the friction-limited
+  equilibrium region, whose iterative projection costs ~15 ms (``~/check_equilibrium``
+  computes it). No active contact: a polygon without points.
+- ``~/stability_margin`` (kin_dyn_ros_interfaces/StabilityMargin): the signed distance [m]
+  from the CoM's ground projection to that polygon (> 0 inside; -inf without an active
+  contact), ``inside``, the projection, the active contacts.
+- ``~/equilibrium_torques`` (sensor_msgs/JointState, effort only), when a contact is active:
+  :func:`~.dynamics.equilibrium.equilibrium_torques` at the tick's posture with zero
+  velocities (the torques that hold the robot still on the active contacts, within the URDF
+  effort limits). Nothing is published when no contact forces can hold the robot; torques
+  beyond the limits are published, with a throttled warning.
+- markers, in the node's next ~/markers array (:meth:`ContactMechanics.new_markers`):
+  ns ``support_polygon`` id 0, the polygon (LINE_STRIP, closed; DELETE without an active
+  contact), and id 1, a disc at the CoM's projection, green inside the polygon and red
+  outside; stamped with the tick they show.
+
+Why not every tick: on iCub (bench/bench_node_contacts.py, a 2-core machine) an update costs
+~0.16 ms (polygon and margin), ~0.03 ms (their messages) and ~0.8 ms (equilibrium_torques),
+against a 0.35-0.45 ms tick: every tick it would more than triple the tick at 1 kHz; at
+100 Hz it adds ~0.11-0.16 ms to the mean tick. A rate at or above the tick rate gives every
+tick.
+
+Errors never leave this module: a ValueError of the core is logged (throttled) and the tick's
+contact outputs are skipped; the service answers ``success = false`` with the reason.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from geometry_msgs.msg import Point, Point32, PolygonStamped, Vector3
+from sensor_msgs.msg import JointState
+from visualization_msgs.msg import Marker, MarkerArray
+
+from kin_dyn_ros_interfaces.msg import StabilityMargin
+from kin_dyn_ros_interfaces.srv import CheckEquilibrium
+
+from .conversions import float_array, stamp_to_ns
+from .dynamics.contacts import (Contact, SupportPolygon, contact_poses, convex_hull,
+                                ground_axes, support_polygon)
+from .dynamics.equilibrium import com_equilibrium, equilibrium_torques
+from .services import request_call
+from .throttle import ThrottledLogger
+
+try:
+    from rclpy.event_handler import PublisherEventCallbacks
+except ImportError:  # Humble
+    from rclpy.qos_event import PublisherEventCallbacks
+
+__all__ = ["DEFAULT_POINTS", "DEFAULT_NORMAL", "DEFAULT_FRICTION", "CONTACT_PARAMETERS",
+           "contact_parameter",
+           "contact_geometry", "make_contact", "normal_force", "GroundSupport",
+           "ground_support", "support_markers", "ContactMechanics"]
+
+DEFAULT_POINTS = (0.0, 0.0, 0.0)      # the link frame's origin
+DEFAULT_NORMAL = (0.0, 0.0, 1.0)
+DEFAULT_FRICTION = 0.6
+# (key, default, description) of each contact's geometry parameters contact.<name>.<key>
+CONTACT_PARAMETERS = (
+    ("points", list(DEFAULT_POINTS), "contact points: flat list of 3k numbers, k points "
+     "[x, y, z] in the link frame [m] (e.g. a sole's 4 corners); default its origin"),
+    ("normal", list(DEFAULT_NORMAL), "contact normal in the link frame, from the environment "
+     "into the link"),
+    ("friction", DEFAULT_FRICTION, "Coulomb friction coefficient (>= 0)"),
+)
+THROTTLE_S = 5.0
+MARKER_NS = "support_polygon"
+LINE_WIDTH = 0.005                    # [m] polygon outline
+DISC = (0.07, 0.07, 0.003)            # [m] CoM projection disc (wider than ns com_projection)
+POLYGON_RGBA = (1.0, 0.85, 0.0, 1.0)
+INSIDE_RGBA = (0.1, 0.8, 0.1, 0.9)
+OUTSIDE_RGBA = (0.9, 0.1, 0.1, 0.9)
+
+
+# -- parameters ----------------------------------------------------------------------------
+def contact_parameter(contact, key):
+    """Name of a contact's parameter: ``contact.<contact>.<key>``."""
+    return f"contact.{contact}.{key}"
+
+
+def _numbers(name, value, sizes):
+    values = list(value) if isinstance(value, (list, tuple)) or hasattr(value, "tolist") else None
+    if values is None or not sizes(len(values)) or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
+        return None
+    arr = np.asarray(values, dtype=float)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"parameter '{name}' contains NaN or inf: {values}")
+    return tuple(arr.tolist())
+
+
+def contact_geometry(contact, points=DEFAULT_POINTS, normal=DEFAULT_NORMAL,
+                     friction=DEFAULT_FRICTION):
+    """Validated ``(contact, points (3k,), normal (3,), friction)`` of one contact's
+    parameters (None = the default); ValueError naming the parameter."""
+    name = contact_parameter(contact, "points")
+    pts = _numbers(name, DEFAULT_POINTS if points is None else points,
+                   lambda n: n >= 3 and n % 3 == 0)
+    if pts is None:
+        raise ValueError(f"parameter '{name}' must be a flat list of 3k numbers (k points x, y, "
+                         f"z in the link frame, k >= 1), got {points!r}")
+    name = contact_parameter(contact, "normal")
+    nrm = _numbers(name, DEFAULT_NORMAL if normal is None else normal, lambda n: n == 3)
+    if nrm is None or np.linalg.norm(nrm) < 1e-9:
+        raise ValueError(f"parameter '{name}' must be 3 numbers, not all zero, got {normal!r}")
+    name = contact_parameter(contact, "friction")
+    mu = DEFAULT_FRICTION if friction is None else friction
+    if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not (np.isfinite(mu)
+                                                                         and mu >= 0.0):
+        raise ValueError(f"parameter '{name}' must be a finite number >= 0, got {friction!r}")
+    return contact, pts, nrm, float(mu)
+
+
+def make_contact(geometry, link=None):
+    """The core's Contact of a :func:`contact_geometry` tuple (on ``link``, default the
+    contact's name)."""
+    contact, points, normal, friction = geometry
+    return Contact(link or contact, np.reshape(points, (-1, 3)), normal, friction)
+
+
+# -- per-tick computation (pure) -------------------------------------------------------------
+def normal_force(contact, world_H_link, world_R_expressed, force):
+    """Force [N] along the contact's world normal of a wrench force (3,) expressed in the
+    axes ``world_R_expressed`` (3, 3)."""
+    return float((world_H_link[:3, :3] @ contact.normal) @ (world_R_expressed @ force))
+
+
+@dataclass(frozen=True)
+class GroundSupport:
+    """The support of one tick.
+
+    - ``contacts``: the active Contact objects; ``names`` their contact names.
+    - ``polygon``: SupportPolygon of their points (None without a contact); ``points`` (m, 3)
+      its vertices in the world, on the plane at ``height`` [m] along ``up``.
+    - ``margin`` [m] (-inf without a contact), ``inside`` (margin >= 0), ``com_projection``
+      (3,): the CoM projected along gravity onto that plane.
+    """
+
+    names: tuple
+    contacts: tuple
+    polygon: SupportPolygon
+    points: np.ndarray
+    height: float
+    margin: float
+    inside: bool
+    com_projection: np.ndarray
+
+
+def _plane_points(vertices, axes, up, height):
+    """World points (m, 3) of ground coordinates (m, 2) on the plane at ``height``."""
+    return vertices @ axes + height * up
+
+
+def ground_support(contacts, world_H_links, com, gravity, names=None):
+    """:class:`GroundSupport` of ``contacts`` (Contact objects) at ``world_H_links``
+    ({link: (4, 4)}) with the CoM ``com`` (3,), world frame.
+
+    The polygon is the convex hull of the points projected along gravity: for flat contacts
+    the core's :func:`~.dynamics.contacts.support_polygon` (same arithmetic), otherwise its
+    flat-ground approximation (see the module docstring).
+    """
+    contacts = tuple(contacts)
+    axes = ground_axes(gravity)
+    up = -np.asarray(gravity, dtype=float) / np.linalg.norm(gravity)
+    names = tuple(c.link for c in contacts) if names is None else tuple(names)
+    return _support(contacts, [world_H_links[c.link] for c in contacts],
+                    np.asarray(com, dtype=float), axes, up, names)
+
+
+def _support(contacts, poses, com, axes, up, names):
+    """:func:`ground_support` with the contacts' poses (list) and the ground axes given."""
+    if not contacts:
+        return GroundSupport(names, (), None, np.zeros((0, 3)), 0.0, -np.inf, False,
+                             com - (com @ up) * up)
+    # as world_contacts: points @ R^T + o per contact, then the projection on the axes
+    points = np.concatenate([c.points @ h[:3, :3].T + h[:3, 3] for c, h in zip(contacts, poses)])
+    polygon = SupportPolygon(convex_hull(points @ axes.T), axes, True, "hull", 0)
+    height = float(np.mean(points @ up))
+    margin = polygon.margin(com)
+    return GroundSupport(names, contacts, polygon,
+                         _plane_points(polygon.vertices, axes, up, height), height, margin,
+                         bool(margin >= 0.0), com + (height - com @ up) * up)
+
+
+def _marker(frame, stamp, mid, kind, rgba, scale):
+    m = Marker()
+    m.header.frame_id, m.header.stamp = frame, stamp
+    m.ns, m.id, m.type, m.action = MARKER_NS, mid, kind, Marker.ADD
+    m.pose.orientation.w = 1.0
+    m.scale.x, m.scale.y, m.scale.z = scale
+    m.color.r, m.color.g, m.color.b, m.color.a = rgba
+    return m
+
+
+def _point(p, cls=Point):
+    x, y, z = (float(v) for v in p)
+    return cls(x=x, y=y, z=z)
+
+
+def support_markers(frame, stamp, support):
+    """MarkerArray of ns ``support_polygon``: id 0 the closed polygon outline (DELETE when it
+    has no vertex), id 1 the CoM projection disc, green inside and red outside."""
+    outline = _marker(frame, stamp, 0, Marker.LINE_STRIP, POLYGON_RGBA, (LINE_WIDTH, 0.0, 0.0))
+    pts = [_point(p) for p in support.points]
+    if not pts:
+        outline.action = Marker.DELETE
+    else:
+        outline.points = pts + pts[:1] if len(pts) > 1 else pts * 2
+    disc = _marker(frame, stamp, 1, Marker.CYLINDER,
+                   INSIDE_RGBA if support.inside else OUTSIDE_RGBA, DISC)
+    disc.pose.position = _point(support.com_projection)
+    return MarkerArray(markers=[outline, disc])
+
+
+# -- the node's part -------------------------------------------------------------------------
+class ContactMechanics:
+    """Publishers, per-tick support and the ``~/check_equilibrium`` service of one node.
+
+    ``source()`` returns the services' tuple ``(aux, measured, default_rep, frame_prefix)``
+    (see :class:`.services.DynamicsServices`).
+    """
+
+    def __init__(self, node, source):
+        self._logger, self._source = node.get_logger(), source
+        self._log = ThrottledLogger(self._logger, THROTTLE_S)
+        events = PublisherEventCallbacks(use_default_callbacks=False)
+
+        def pub(msg_type, topic):
+            return node.create_publisher(msg_type, topic, 10, event_callbacks=events)
+        self._polygon_pub = pub(PolygonStamped, "~/support_polygon")
+        self._margin_pub = pub(StabilityMargin, "~/stability_margin")
+        self._torques_pub = pub(JointState, "~/equilibrium_torques")
+        self.service = node.create_service(CheckEquilibrium, "~/check_equilibrium", self._check)
+        self._contacts, self._settings, self._kd = {}, None, None
+        self._support = self._next_ns = self._state = self._stamp = None
+        self._fresh = self._marked = False
+
+    def configure(self, kd, names, settings):
+        """Contacts ``names`` (links of ``kd``'s model) with ``settings``' geometry; ``kd``
+        None: no model."""
+        geometry = {g[0]: g for g in settings.contact_geometry}
+        self._kd, self._settings = kd, settings
+        self._contacts = {} if kd is None else {c: make_contact(geometry[c]) for c in names}
+        self._support = self._next_ns = self._state = self._stamp = None
+        self._fresh = self._marked = False
+        self._polygon = PolygonStamped()
+        self._polygon.header.frame_id = settings.world_frame
+        self._margin = StabilityMargin()
+        self._margin.header.frame_id = settings.world_frame
+        self._torques = JointState(name=[] if kd is None else list(kd.joints_name_list))
+        if kd is not None:
+            self._axes = ground_axes(kd.gravity)
+            self._up = -kd.gravity / np.linalg.norm(kd.gravity)
+            index = kd.model.frame_index
+            self._frames = [(name, c, index[c.link]) for name, c in self._contacts.items()]
+
+    # -- per tick ------------------------------------------------------------------------
+    def update(self, kd, result, s, wrenches, stamp):
+        """The support of a tick, when due (equilibrium_rate): ``result`` (TickResult), joint
+        positions ``s`` (n,), the wrenches it used ({contact: (expressed frame, w (6,))}) and
+        its stamp. Computes nothing on the other ticks."""
+        self._fresh = False
+        if not self._contacts or not self._due(stamp_to_ns(stamp)):
+            return
+        try:
+            poses, index = result.world_H_frames, kd.model.frame_index
+            threshold = self._settings.contact_force_threshold
+            active, names, links = [], [], []
+            for name, contact, i in self._frames:
+                wrench = wrenches.get(name)
+                if wrench is not None and normal_force(contact, poses[i],
+                                                       poses[index[wrench[0]]][:3, :3],
+                                                       wrench[1][:3]) > threshold:
+                    active.append(contact)
+                    names.append(name)
+                    links.append(poses[i])
+            self._support = _support(tuple(active), links, result.com, self._axes, self._up,
+                                     tuple(names))
+        except ValueError as exc:
+            self._log.warning("support", f"support polygon skipped: {exc}")
+            return
+        self._state, self._stamp, self._fresh = (kd, result.base_pose, s), stamp, True
+        self._marked = False
+
+    def publish(self):
+        """~/support_polygon, ~/stability_margin and ~/equilibrium_torques of the tick given
+        to :meth:`update`, if it was due."""
+        if not self._fresh:
+            return
+        support, stamp = self._support, self._stamp
+        msg = self._polygon
+        msg.header.stamp = stamp
+        msg.polygon.points = [Point32(x=x, y=y, z=z) for x, y, z in support.points.tolist()]
+        self._polygon_pub.publish(msg)
+        margin = self._margin
+        margin.header.stamp = stamp
+        margin.margin, margin.inside = float(support.margin), support.inside
+        p = margin.com_projection
+        p.x, p.y, p.z = support.com_projection.tolist()
+        if tuple(margin.active_contacts) != support.names:
+            margin.active_contacts = list(support.names)
+        self._margin_pub.publish(margin)
+        if support.contacts:
+            self._publish_torques(stamp, support)
+
+    def _due(self, t):
+        """At most equilibrium_rate ticks per second of stamps ``t`` [ns] (the phase is kept;
+        a stamp going back restarts)."""
+        rate = self._settings.equilibrium_rate
+        if rate <= 0.0:
+            return False
+        period, due = int(1e9 / rate), self._next_ns
+        if due is not None and due - period <= t < due:
+            return False
+        self._next_ns = due + period if due is not None and t - due < period else t + period
+        return True
+
+    def _publish_torques(self, stamp, support):
+        kd, w_H_b, s = self._state
+        try:
+            res = equilibrium_torques(kd, w_H_b, s, support.contacts)
+        except ValueError as exc:
+            self._log.warning("equilibrium", f"equilibrium torques skipped: {exc}")
+            return
+        if not res.feasible:
+            self._log.warning("equilibrium",
+                              f"equilibrium torques on {list(support.names)}: {res.message}")
+        if res.tau is None:
+            return
+        self._torques.header.stamp = stamp
+        self._torques.effort = float_array(res.tau)
+        self._torques_pub.publish(self._torques)
+
+    def new_markers(self):
+        """Markers of the latest support (stamped with its tick) when it is newer than the
+        last markers given, else (): for the node's next ~/markers array."""
+        if self._support is None or self._marked:
+            return ()
+        self._marked = True
+        return support_markers(self._settings.world_frame, self._stamp, self._support).markers
+
+    # -- the service -----------------------------------------------------------------------
+    def _check(self, request, response):
+        try:
+            self._fill(request, response)
+            response.success = True
+        except ValueError as exc:
+            response = CheckEquilibrium.Response(success=False, message=str(exc))
+        except Exception as exc:  # never throw from a callback: report and go on
+            self._logger.error(f"CheckEquilibrium failed: {exc!r}")
+            response = CheckEquilibrium.Response(success=False,
+                                                 message=f"internal error: {exc!r}")
+        return response
+
+    def _request_contacts(self, request, call):
+        names = [call.frame(n) if n not in self._contacts else n for n in request.contacts]
+        names = names or list(self._contacts)
+        unknown = [n for n in names if n not in self._contacts]
+        if unknown or len(set(names)) != len(names):
+            raise ValueError(f"unknown contacts {unknown} (configured: {list(self._contacts)})"
+                             if unknown else f"a contact is named twice: {names}")
+        if not names:
+            raise ValueError("no contacts: the node has none configured on this model "
+                             "(parameter 'contacts')")
+        mus = np.asarray(request.friction, dtype=float)
+        if mus.size not in (0, len(names)):
+            raise ValueError(f"expected 0 or {len(names)} friction coefficients (one per "
+                             f"contact), got {mus.size}")
+        if mus.size and not (np.isfinite(mus).all() and (mus >= 0.0).all()):
+            raise ValueError(f"friction coefficients must be finite and >= 0, got "
+                             f"{mus.tolist()}")
+        contacts = [self._contacts[n] for n in names]
+        if mus.size:
+            contacts = [Contact(c.link, c.points, c.normal, mu) for c, mu in zip(contacts, mus)]
+        return names, contacts
+
+    def _fill(self, request, r):
+        source = self._source()
+        call = request_call(source, request)
+        kd = call.kd
+        names, contacts = self._request_contacts(request, call)
+        poses = contact_poses(kd, call.w_H_b, call.s, contacts)
+        polygon = support_polygon(contacts, poses, kd.gravity)
+        com = kd.CoM_position(call.w_H_b, call.s)
+        eq = com_equilibrium(contacts, com, kd.get_total_mass(), kd.gravity, poses,
+                             polygon=polygon)
+        tq = equilibrium_torques(kd, call.w_H_b, call.s, contacts)
+        up = -kd.gravity / np.linalg.norm(kd.gravity)
+        points = np.concatenate(tq.points)
+        r.message = "; ".join(m for m in (eq.message, tq.message) if m)
+        r.feasible, r.margin, r.inside = eq.feasible, float(eq.margin), bool(eq.margin >= 0.0)
+        r.com = _point(com)
+        r.polygon = [_point(p) for p in _plane_points(polygon.vertices, polygon.axes, up,
+                                                      float(np.mean(points @ up)))]
+        r.torques_feasible, r.torque_margin = tq.feasible, float(tq.torque_margin)
+        r.joint_names = list(kd.joints_name_list)
+        r.torques = float_array([] if tq.tau is None else tq.tau)
+        r.point_contacts = [n for n, p in zip(names, tq.points) for _ in p]
+        r.points = [_point(p) for p in points]
+        r.forces = [] if tq.forces is None else [_point(f, Vector3)
+                                                 for f in np.concatenate(tq.forces)]
