@@ -47,8 +47,8 @@ _PARAMETERS = (
      "torques) while its wrench's force along contact.<name>.normal exceeds this", False),
     ("equilibrium_rate", 100.0, "Hz (of JointState stamps) of the contact mechanics: "
      "~/support_polygon, ~/stability_margin, ~/equilibrium_torques; 0 = off", False),
-    ("wrench_timeout", 0.1, "s; a wrench whose stamp is older than the tick's is left out of "
-     "forward dynamics", False),
+    ("wrench_timeout", 0.1, "s; a tick uses the wrench with its stamp, else the newest older one, "
+     "and leaves it out of forward dynamics when it is further than this from the tick", False),
     ("joint_state_timeout", 0.5, "s; joint_states older than this are reported stale", False),
     ("default_joint_position", 0.0, "position of model joints never received [rad or m]", False),
     ("publish_tf", True, "publish /tf and /tf_static (false: run beside robot_state_publisher)",

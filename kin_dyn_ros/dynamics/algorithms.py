@@ -20,7 +20,8 @@ is ``F = A f``: each a single matrix product, O(N^2) flops but few NumPy calls.
 
 import numpy as np
 
-from .kinematics import motion_cross_matrices, skew_batch
+from .kinematics import motion_cross_matrices
+from .spatial import skew
 
 __all__ = ["mass_matrix", "body_velocities", "inverse_dynamics", "gravity_forces",
            "momentum_matrix", "coriolis_matrix",
@@ -94,7 +95,7 @@ def _coriolis_b(inertia, vel):
     """Echeandia-Wensing B(I, v) = 1/2 (v x* I + (I v) xbar - I v x), (N, 6, 6)."""
     crm = motion_cross_matrices(vel)
     f = (inertia @ vel[:, :, None])[:, :, 0]
-    sk = skew_batch(f.reshape(-1, 2, 3))
+    sk = skew(f.reshape(-1, 2, 3))
     fbar = np.zeros(inertia.shape)                 # (f xbar) v = v x* f
     fbar[:, :3, 3:] = -sk[:, 0]
     fbar[:, 3:, :3] = -sk[:, 0]

@@ -184,8 +184,8 @@ class KinDynComputations:
         """World pose of ``frame`` (4, 4), any link of the URDF."""
         idx = self._frame(frame)
         w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
-        q = checked_array("s", s, (self.model.n,))[self.model.coordinate]
-        pose = chain_product(self.model, w_H_b[:3, :3], q, self.model.frame_body[idx])
+        s = checked_array("s", s, (self.model.n,))
+        pose = chain_product(self.model, w_H_b[:3, :3], s, self.model.frame_body[idx])
         pose = pose @ self.model.body_H_frame[idx]
         pose[:3, 3] += w_H_b[:3, 3]
         return pose
@@ -194,8 +194,8 @@ class KinDynComputations:
         """Frame index, checked state and the C poses of the path to the frame's body."""
         idx = self._frame(frame)
         w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
-        q = checked_array("s", s, (self.model.n,))[self.model.coordinate]
-        return idx, w_H_b, q, chain_poses(self.model, w_H_b[:3, :3], q,
+        s = checked_array("s", s, (self.model.n,))
+        return idx, w_H_b, s, chain_poses(self.model, w_H_b[:3, :3], s,
                                           self.model.frame_body[idx])
 
     def jacobian(self, frame, w_H_b, s):
@@ -219,8 +219,8 @@ class KinDynComputations:
         """(6, n): the joint columns of the Jacobian with the base as world (w_H_b = I), as adam:
         the frame's velocity relative to the base, in the active representation."""
         idx = self._frame(frame)
-        q = checked_array("s", s, (self.model.n,))[self.model.coordinate]
-        poses = chain_poses(self.model, np.eye(3), q, self.model.frame_body[idx])
+        s = checked_array("s", s, (self.model.n,))
+        poses = chain_poses(self.model, np.eye(3), s, self.model.frame_body[idx])
         x, sub, cols = self._frame_columns(idx, poses, np.zeros(3))
         jac = np.zeros((6, self.model.n))
         jac[:, cols - 6] = x @ sub.T

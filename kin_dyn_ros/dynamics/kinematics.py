@@ -20,19 +20,8 @@ from .spatial import cross3, skew
 
 __all__ = ["Kinematics", "forward_pass", "body_poses", "chain_poses", "chain_product",
            "chain_subspaces",
-           "local_transforms", "joint_basis", "skew_batch",
+           "local_transforms", "joint_basis",
            "motion_cross_matrices", "spatial_inertia"]
-
-# skew(p) = (p @ _SKEW).reshape(3, 3): one matrix product for a batch of vectors
-_SKEW = np.zeros((3, 9))
-_SKEW[2, 1], _SKEW[1, 2], _SKEW[2, 3] = -1.0, 1.0, 1.0     # (0,1)=-p2 (0,2)=p1 (1,0)=p2
-_SKEW[0, 5], _SKEW[1, 6], _SKEW[0, 7] = -1.0, -1.0, 1.0    # (1,2)=-p0 (2,0)=-p1 (2,1)=p0
-
-
-def skew_batch(p):
-    """Skew matrices of a batch of vectors, (..., 3) -> (..., 3, 3), in one product."""
-    return (p @ _SKEW).reshape(p.shape[:-1] + (3, 3))
-
 
 @dataclass
 class Kinematics:
@@ -69,7 +58,7 @@ def joint_basis(x0, screw, revolute):
     """
     n = len(screw)
     v, w = screw[:, :3], screw[:, 3:]
-    k = skew_batch(w) * revolute[:, None, None]
+    k = skew(w) * revolute[:, None, None]
     kk = k @ k
     wv = cross3(w, v) * revolute[:, None]
     wwv = cross3(w, wv)
@@ -85,15 +74,15 @@ def joint_basis(x0, screw, revolute):
     return (x0[:, None] @ parts)[:, :, :3, :].reshape(n, 4, 12)
 
 
-def local_transforms(model, q, joints=slice(None)):
-    """parent_body_H_body (k, 4, 4) of the internal joints ``joints`` at positions ``q`` (k,)."""
+def local_transforms(basis, q):
+    """parent_body_H_body (k, 4, 4) of k joints with ``basis`` (k, 4, 12) at positions q (k,)."""
     coef = np.empty((len(q), 1, 4))
     coef[:, 0, 0] = 1.0
     coef[:, 0, 1] = np.sin(q)
     coef[:, 0, 2] = np.cos(q)
     coef[:, 0, 3] = q
     out = np.empty((len(q), 4, 4))
-    out[:, :3, :] = (coef @ model.basis[joints]).reshape(-1, 3, 4)
+    out[:, :3, :] = (coef @ basis).reshape(-1, 3, 4)
     out[:, 3] = (0.0, 0.0, 0.0, 1.0)
     return out
 
@@ -108,47 +97,47 @@ def body_poses(model, w_R_b, q):
     h[0, :3, :3] = w_R_b
     h[0, 3, 3] = 1.0
     if n_bodies > 1:
-        h[1:-1] = local_transforms(model, q)
+        h[1:-1] = local_transforms(model.basis, q)
     local = h[1:-1]
     for anc in model.jumps:
         h = h[anc] @ h
     return h[:-1], local
 
 
-def chain_poses(model, w_R_b, q, body):
+def chain_poses(model, w_R_b, s, body):
     """C_H_body of the base and of every body on the path to ``body``, (d + 1, 4, 4).
 
     Only the d joints between the base and ``body`` are evaluated (``model.paths``), which
-    makes single-frame kinematics independent of the rest of the tree.
+    makes single-frame kinematics independent of the rest of the tree. ``s`` (n,) is in the
+    user's joint order (``joints_name_list``).
     """
-    path = model.paths[body]
-    out = np.empty((len(path) + 1, 4, 4))
+    d = len(model.paths[body])
+    out = np.empty((d + 1, 4, 4))
     out[0] = np.eye(4)
     out[0, :3, :3] = w_R_b
-    local = local_transforms(model, q[path], path)
-    for i in range(len(path)):
+    local = local_transforms(model.path_basis[body], s[model.path_coordinates[body]])
+    for i in range(d):
         np.matmul(out[i], local[i], out=out[i + 1])
     return out
 
 
-def chain_product(model, w_R_b, q, body):
+def chain_product(model, w_R_b, s, body):
     """C_H_body (4, 4) of one body: one batched product of consecutive pairs of the path's
-    transforms, then a short loop over the pairs."""
-    path = model.paths[body]
-    local = local_transforms(model, q[path], path)
-    even = len(path) - len(path) % 2
+    transforms, then a short loop over the pairs. ``s`` (n,) in the user's joint order."""
+    local = local_transforms(model.path_basis[body], s[model.path_coordinates[body]])
+    even = len(local) - len(local) % 2
     h = np.eye(4)
     h[:3, :3] = w_R_b
     for pair in local[0:even:2] @ local[1:even:2]:
         h = h @ pair
-    return h @ local[-1] if even < len(path) else h
+    return h @ local[-1] if even < len(local) else h
 
 
 def chain_subspaces(model, poses, body):
     """Joint screws in C (d, 6) of the path to ``body``, from :func:`chain_poses`:
     ``[R v + p^ R w; R w]`` for each joint's local screw [v; w]."""
     rs = poses[1:, :3, :3] @ model.screw_columns[model.paths[body]]          # (d, 3, 2)
-    lin = rs[:, :, 0] + (skew_batch(poses[1:, :3, 3]) @ rs[:, :, 1:])[:, :, 0]
+    lin = rs[:, :, 0] + (skew(poses[1:, :3, 3]) @ rs[:, :, 1:])[:, :, 0]
     return np.concatenate([lin, rs[:, :, 1]], axis=1)
 
 
@@ -170,7 +159,7 @@ def motion_transforms(poses):
     x = np.zeros((len(poses), 6, 6))
     x[:, :3, :3] = rot
     x[:, 3:, 3:] = rot
-    x[:, :3, 3:] = skew_batch(pos) @ rot
+    x[:, :3, 3:] = skew(pos) @ rot
     return x
 
 
@@ -197,7 +186,7 @@ def spatial_inertia(mass, first_moment, rot_inertia):
 
 def motion_cross_matrices(v):
     """``v x`` matrices (N, 6, 6) = [[w^, v^], [0, w^]] for motion vectors v (N, 6)."""
-    sk = skew_batch(v.reshape(-1, 2, 3))
+    sk = skew(v.reshape(-1, 2, 3))
     out = np.zeros((len(v), 6, 6))
     out[:, :3, :3] = sk[:, 1]
     out[:, 3:, 3:] = sk[:, 1]

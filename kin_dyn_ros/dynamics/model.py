@@ -39,6 +39,8 @@ class Model:
     jumps: tuple              # pointer-jumping ancestor tables over N + 1 nodes (node N = world)
     ancestor: np.ndarray      # (N, N) 1.0 where row is an ancestor of (or equal to) column
     paths: tuple              # per body: internal joint indices from the base to it
+    path_coordinates: tuple   # per body: the same joints' user indices (joints_name_list)
+    path_basis: tuple         # per body: basis[paths[body]], contiguous
     x0: np.ndarray            # (n, 4, 4) parent_body_H_joint at zero position
     screw: np.ndarray         # (n, 6) joint screw in the body frame
     screw_columns: np.ndarray # (n, 3, 2) the same as columns [v, w]
@@ -151,6 +153,12 @@ def _jump_tables(parent, depth):
     return tuple(tables)
 
 
+def _frozen(array):
+    array = np.ascontiguousarray(array)
+    array.flags.writeable = False
+    return array
+
+
 def _paths(parent):
     paths = [np.zeros(0, dtype=np.intp)]
     for i in range(1, len(parent)):
@@ -215,15 +223,18 @@ def build_model(urdf, joints_name_list=None, root_link=None):
              if j.mimic is not None and j.name in active and j.mimic[0] in active}
     x0, screw = np.array(x0).reshape(-1, 4, 4), np.array(screw).reshape(-1, 6)
     revolute = np.array(revolute, dtype=bool)
+    basis, paths = joint_basis(x0, screw, revolute), _paths(parent)
     model = Model(
         name=spec.name, root_link=root, joint_names=tuple(names),
         joints_name_list=joints_name_list, coordinate=coordinate, internal=internal,
         parent=parent, depth=depth, jumps=_jump_tables(parent, depth),
         ancestor=_ancestor_matrix(parent),
-        paths=_paths(parent),
+        paths=paths,
+        path_coordinates=tuple(_frozen(coordinate[p]) for p in paths),
+        path_basis=tuple(_frozen(basis[p]) for p in paths),
         x0=x0, screw=screw, revolute=revolute,
         screw_columns=np.ascontiguousarray(screw.reshape(-1, 2, 3).transpose(0, 2, 1)),
-        basis=joint_basis(x0, screw, revolute),
+        basis=basis,
         mass=np.array([m for m, _, _ in inertia]),
         inertia=spatial_inertia(*(np.array(v) for v in zip(*inertia))),
         frame_names=frame_names,

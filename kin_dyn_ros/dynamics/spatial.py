@@ -18,6 +18,12 @@ __all__ = [
 ]
 
 
+# skew(u) = (u @ _SKEW).reshape(3, 3): one matrix product, also for a batch of vectors
+_SKEW = np.zeros((3, 9))
+_SKEW[2, 1], _SKEW[1, 2], _SKEW[2, 3] = -1.0, 1.0, 1.0     # (0,1)=-u2 (0,2)=u1 (1,0)=u2
+_SKEW[0, 5], _SKEW[1, 6], _SKEW[0, 7] = -1.0, -1.0, 1.0    # (1,2)=-u0 (2,0)=-u1 (2,1)=u0
+
+
 def skew(u):
     """Skew-symmetric matrix ``u^`` with ``u^ v = u x v``.
 
@@ -30,14 +36,7 @@ def skew(u):
     ndarray, shape (..., 3, 3)
     """
     u = np.asarray(u, dtype=float)
-    out = np.zeros(u.shape[:-1] + (3, 3))
-    out[..., 0, 1] = -u[..., 2]
-    out[..., 0, 2] = u[..., 1]
-    out[..., 1, 0] = u[..., 2]
-    out[..., 1, 2] = -u[..., 0]
-    out[..., 2, 0] = -u[..., 1]
-    out[..., 2, 1] = u[..., 0]
-    return out
+    return (u @ _SKEW).reshape(u.shape[:-1] + (3, 3))
 
 
 def vee(m):
