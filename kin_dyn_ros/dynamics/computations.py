@@ -35,6 +35,9 @@ from .spatial import cross3, skew
 
 __all__ = ["KinDynComputations", "TickResult"]
 
+_ORIGIN = np.zeros(3)
+_ORIGIN.flags.writeable = False
+
 
 @dataclass(frozen=True)
 class TickResult:
@@ -213,15 +216,15 @@ class KinDynComputations:
         body = self.model.frame_body[idx]
         sub = chain_subspaces(self.model, poses, body)
         x = frame_transform(self.rep, poses[-1] @ self.model.body_H_frame[idx], base_position)
-        return x, sub, 6 + self.model.coordinate[self.model.paths[body]]
+        return x, sub, 6 + self.model.path_coordinates[body]
 
     def relative_jacobian(self, frame, s):
         """(6, n): the joint columns of the Jacobian with the base as world (w_H_b = I), as adam:
         the frame's velocity relative to the base, in the active representation."""
         idx = self._frame(frame)
         s = checked_array("s", s, (self.model.n,))
-        poses = chain_poses(self.model, np.eye(3), s, self.model.frame_body[idx])
-        x, sub, cols = self._frame_columns(idx, poses, np.zeros(3))
+        poses = chain_poses(self.model, None, s, self.model.frame_body[idx])
+        x, sub, cols = self._frame_columns(idx, poses, _ORIGIN)
         jac = np.zeros((6, self.model.n))
         jac[:, cols - 6] = x @ sub.T
         return jac

@@ -109,14 +109,17 @@ def chain_poses(model, w_R_b, s, body):
 
     Only the d joints between the base and ``body`` are evaluated (``model.paths``), which
     makes single-frame kinematics independent of the rest of the tree. ``s`` (n,) is in the
-    user's joint order (``joints_name_list``).
+    user's joint order (``joints_name_list``); ``w_R_b`` None means the identity.
     """
     d = len(model.paths[body])
     out = np.empty((d + 1, 4, 4))
     out[0] = np.eye(4)
-    out[0, :3, :3] = w_R_b
     local = local_transforms(model.path_basis[body], s[model.path_coordinates[body]])
-    for i in range(d):
+    if w_R_b is None:           # the base frame is the world: skip the first product
+        out[1:2] = local[:1]
+    else:
+        out[0, :3, :3] = w_R_b
+    for i in range(0 if w_R_b is not None else min(1, d), d):
         np.matmul(out[i], local[i], out=out[i + 1])
     return out
 
