@@ -6,18 +6,11 @@ Run:  source scripts/env.sh && python -m pytest test/ros/test_conversions.py
 """
 
 import math
-import os
 import pathlib
 import sys
 
 import numpy as np
 import pytest
-
-_HINT = 'needs the ROS 2 environment: bash scripts/setup_env.sh && source scripts/env.sh'
-if not os.environ.get('KIN_DYN_VENV'):
-    pytest.importorskip('rclpy', reason=_HINT)
-    pytest.importorskip('tf2_msgs.msg', reason=_HINT)
-    pytest.importorskip('kin_dyn_ros_interfaces.msg', reason=_HINT)
 
 import icub_models  # noqa: E402
 from builtin_interfaces.msg import Time  # noqa: E402

@@ -11,7 +11,6 @@ Run:  source scripts/env.sh && python -m pytest test/ros/test_node.py
 """
 
 import math
-import os
 import re
 import pathlib
 import time
@@ -21,12 +20,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-
-_HINT = 'needs the ROS 2 environment: bash scripts/setup_env.sh && source scripts/env.sh'
-if not os.environ.get('KIN_DYN_VENV'):
-    pytest.importorskip('rclpy', reason=_HINT)
-    pytest.importorskip('tf2_msgs.msg', reason=_HINT)
-    pytest.importorskip('kin_dyn_ros_interfaces.srv', reason=_HINT)
 
 import icub_models  # noqa: E402
 import rclpy  # noqa: E402

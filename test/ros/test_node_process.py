@@ -20,12 +20,6 @@ import sys
 import numpy as np
 import pytest
 
-_HINT = 'needs the ROS 2 environment: bash scripts/setup_env.sh && source scripts/env.sh'
-if not os.environ.get('KIN_DYN_VENV'):
-    pytest.importorskip('rclpy', reason=_HINT)
-    pytest.importorskip('tf2_msgs.msg', reason=_HINT)
-    pytest.importorskip('kin_dyn_ros_interfaces.srv', reason=_HINT)
-
 import icub_models  # noqa: E402
 import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
