@@ -25,18 +25,18 @@ import numpy as np
 
 from . import algorithms as alg
 from .checks import checked_array
-from .kinematics import (chain_poses, chain_product, chain_subspaces, forward_pass,
-                         motion_cross_matrices)
+from .kinematics import chain_poses, chain_product, chain_subspaces, forward_pass, motion_cross
 from .model import build_model
-from .representations import (Representations, base_transform, base_transform_dot,
+from .representations import (Representations, base_drift, base_transform, base_transform_dot,
                               base_transform_inverse,
-                              frame_transform, frame_transform_dot, parse_representation)
+                              frame_drift, frame_transform, parse_representation)
 from .spatial import cross3, skew
 
 __all__ = ["KinDynComputations", "TickResult"]
 
 _ORIGIN = np.zeros(3)
 _ORIGIN.flags.writeable = False
+_BASE_COLUMNS = np.arange(6)
 
 
 @dataclass(frozen=True)
@@ -232,20 +232,24 @@ class KinDynComputations:
     def jacobian_dot(self, frame, w_H_b, s, base_vel, s_dot):
         """Time derivative of :meth:`jacobian` (6, 6+n) along (base_vel, s_dot).
 
-        Column k of the C Jacobian is joint k's screw S_k, whose derivative is V_k x S_k (V_k:
-        C velocity of the body it moves); the base and frame transforms add Tdot and Xdot.
+        Every factor of ``J = X J_C T`` is an adjoint map: J_C's column k is joint k's screw
+        S_k, with derivative V_k x S_k (V_k: C velocity of the body it moves), and
+        ``dX/dt = -(u x) X``, ``dT/dt = (u_B x) T`` (:func:`frame_drift`, :func:`base_drift`).
+        So each column is ``dJ_c/dt = W_c x J_c`` with ``W = X V_k - u`` for a joint column and
+        ``W = X u_B - u`` for the base columns.
         """
         idx, w_H_b, _, poses = self._chain(frame, w_H_b, s)
         base_vel = checked_array("base_vel", base_vel, (6,))
         qd = checked_array("s_dot", s_dot, (self.model.n,))
         x, sub, cols = self._frame_columns(idx, poses, w_H_b[:3, 3])
         t = base_transform(self.rep, w_H_b)
-        vel = t @ base_vel + np.cumsum(sub * qd[cols - 6, None], axis=0)     # (d, 6)
-        xdot = frame_transform_dot(self.rep, x, x @ (vel[-1] if len(vel) else t @ base_vel))
-        sdot = (motion_cross_matrices(vel) @ sub[:, :, None])[:, :, 0]
+        vel = t @ base_vel + np.cumsum(sub * qd[cols - 6, None], axis=0)     # (d, 6) in C
+        u = frame_drift(self.rep, x @ (vel[-1] if len(vel) else t @ base_vel))
+        columns = np.concatenate([(x @ t).T, sub @ x.T])                     # (6 + d, 6)
+        drift = np.concatenate([np.broadcast_to(x @ base_drift(self.rep, t, base_vel), (6, 6)),
+                                vel @ x.T]) - u
         jdot = np.zeros((6, 6 + self.model.n))
-        jdot[:, :6] = xdot @ t + x @ base_transform_dot(self.rep, t, base_vel)
-        jdot[:, cols] = xdot @ sub.T + x @ sdot.T
+        jdot[:, np.concatenate([_BASE_COLUMNS, cols])] = motion_cross(drift, columns).T
         return jdot
 
     def CoM_position(self, w_H_b, s):  # noqa: N802 (adam's name)

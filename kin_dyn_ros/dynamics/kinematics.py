@@ -21,7 +21,7 @@ from .spatial import cross3, skew
 __all__ = ["Kinematics", "forward_pass", "body_poses", "chain_poses", "chain_product",
            "chain_subspaces",
            "local_transforms", "joint_basis",
-           "motion_cross_matrices", "spatial_inertia"]
+           "motion_cross", "motion_cross_matrices", "spatial_inertia"]
 
 @dataclass
 class Kinematics:
@@ -185,6 +185,15 @@ def spatial_inertia(mass, first_moment, rot_inertia):
     out[..., 3:, :3] = hx
     out[..., 3:, 3:] = rot_inertia
     return out
+
+
+def motion_cross(v, u):
+    """Row-wise ``v x u`` of motion vectors (k, 6): ``[w x u_lin + v_lin x u_ang; w x u_ang]``
+    with ``v = [v_lin; w]``, as skew-matrix products."""
+    sk = skew(v.reshape(-1, 2, 3))                          # (k, 2, 3, 3): v_lin^, w^
+    wu = sk[:, 1] @ u.reshape(-1, 2, 3).transpose(0, 2, 1)  # (k, 3, 2): w x u_lin, w x u_ang
+    lin = wu[:, :, 0] + (sk[:, 0] @ u[:, 3:, None])[:, :, 0]
+    return np.concatenate([lin, wu[:, :, 1]], axis=1)
 
 
 def motion_cross_matrices(v):

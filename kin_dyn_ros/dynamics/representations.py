@@ -25,7 +25,7 @@ from .spatial import motion_cross_matrix, skew
 
 __all__ = ["Representations", "parse_representation", "base_transform", "base_transform_inverse",
            "base_transform_dot",
-           "frame_transform", "frame_transform_dot"]
+           "frame_transform", "base_drift", "frame_drift"]
 
 
 class Representations(enum.IntEnum):
@@ -102,12 +102,25 @@ def frame_transform(rep, c_H_f, base_position):
     return x
 
 
-def frame_transform_dot(rep, x, frame_vel):
-    """dX/dt (6, 6) given frame F's velocity ``frame_vel`` in ``rep``."""
+def base_drift(rep, t, base_vel):
+    """u_B (6,) in C with ``dT/dt = (u_B x) T``: how the base's representation frame moves.
+
+    MIXED: the base's origin velocity [d/dt o_B; 0]; BODY_FIXED: the base's velocity in C
+    (T is an adjoint, ``T (v x) = (T v) x T``); INERTIAL_FIXED: 0 (a fixed frame).
+    """
     if rep == Representations.MIXED_REPRESENTATION:
-        xdot = np.zeros((6, 6))
-        xdot[:3, 3:] = -skew(frame_vel[:3])
-        return xdot
+        return np.concatenate([base_vel[:3], np.zeros(3)])
     if rep == Representations.BODY_FIXED_REPRESENTATION:
-        return -motion_cross_matrix(frame_vel) @ x
-    return np.zeros((6, 6))
+        return t @ base_vel
+    return np.zeros(6)
+
+
+def frame_drift(rep, frame_vel):
+    """u (6,) with ``dX/dt = -(u x) X``, from frame F's velocity ``frame_vel`` in ``rep``:
+    the velocity, in F's representation frame, of that frame itself (MIXED: [d/dt o_F; 0];
+    BODY_FIXED: F's body velocity; INERTIAL_FIXED: 0)."""
+    if rep == Representations.MIXED_REPRESENTATION:
+        return np.concatenate([frame_vel[:3], np.zeros(3)])
+    if rep == Representations.BODY_FIXED_REPRESENTATION:
+        return frame_vel
+    return np.zeros(6)
