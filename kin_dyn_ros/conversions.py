@@ -12,7 +12,7 @@ import array
 import numpy as np
 from geometry_msgs.msg import Pose, TransformStamped
 
-from .dynamics.representations import Representations, base_transform
+from .dynamics.representations import Representations, base_transform, base_transform_inverse
 from .dynamics.spatial import inverse_homogeneous, velocity_transform
 
 __all__ = [
@@ -207,8 +207,7 @@ def change_base_representation(nu_base, w_H_b, rep_from, rep_to):
     """
     if rep_from == rep_to:
         return np.array(nu_base, dtype=float)
-    c = base_transform(rep_from, w_H_b) @ nu_base
-    return np.linalg.solve(base_transform(rep_to, w_H_b), c)
+    return base_transform_inverse(rep_to, w_H_b) @ (base_transform(rep_from, w_H_b) @ nu_base)
 
 
 def base_state_from_odometry(w_H_c, twist_c, root_H_child, j_rel, s_dot, rep):
