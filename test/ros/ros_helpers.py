@@ -9,6 +9,7 @@ import random
 import time
 
 import numpy as np
+import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, TwistStamped, WrenchStamped
 from nav_msgs.msg import Odometry
@@ -46,6 +47,19 @@ def use_loopback_domain(low, high):
     os.environ['ROS_LOCALHOST_ONLY'] = '1'
     os.environ['ROS_DOMAIN_ID'] = str(domain)
     return domain
+
+
+def loopback_context(low, high):
+    """A fresh rclpy context on loopback-only DDS in a random domain of [low, high]
+    (:func:`use_loopback_domain`), shut down when the generator closes. For a fixture:
+    ``yield from loopback_context(1, 33)``."""
+    domain = use_loopback_domain(low, high)
+    context = rclpy.context.Context()
+    rclpy.init(context=context, domain_id=domain)
+    try:
+        yield context
+    finally:
+        rclpy.try_shutdown(context=context)
 
 
 def spin_until(executor, predicate, timeout_s=TIMEOUT_S, on_tick=None):

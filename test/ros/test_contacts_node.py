@@ -44,7 +44,7 @@ from kin_dyn_ros_interfaces.srv import CheckEquilibrium  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from ros_helpers import (Rig, joint_state_msg, odometry_msg, use_loopback_domain,  # noqa: E402
+from ros_helpers import (Rig, joint_state_msg, loopback_context, odometry_msg,  # noqa: E402
                          wrench_msg)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
@@ -76,11 +76,7 @@ def ref(icub_urdf):
 
 @pytest.fixture(scope='module')
 def ros_context():
-    domain = use_loopback_domain(90, 100)
-    context = rclpy.context.Context()
-    rclpy.init(context=context, domain_id=domain)
-    yield context
-    rclpy.try_shutdown(context=context)
+    yield from loopback_context(90, 100)
 
 
 OWN_OUTPUTS = {'support_polygon': PolygonStamped, 'stability_margin': StabilityMargin,

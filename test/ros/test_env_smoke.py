@@ -8,7 +8,6 @@ Run:  bash scripts/setup_env.sh && source scripts/env.sh && python -m pytest tes
 """
 
 import os
-import random
 import sys
 
 import pytest
@@ -22,7 +21,7 @@ from geometry_msgs.msg import TransformStamped  # noqa: E402
 from kin_dyn_ros_interfaces.srv import GetJacobian  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ros_helpers import spin_until as _spin_until  # noqa: E402
+from ros_helpers import loopback_context, spin_until as _spin_until  # noqa: E402
 
 TIMEOUT_S = 10.0
 
@@ -32,17 +31,7 @@ pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:Dep
 
 @pytest.fixture
 def ros_context():
-    # Loopback-only DDS and a domain of our own, set before rclpy is initialised.
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ['ROS_LOCALHOST_ONLY'] = '1'
-    domain_id = random.SystemRandom().randint(1, 100)
-    os.environ['ROS_DOMAIN_ID'] = str(domain_id)
-    context = rclpy.context.Context()
-    rclpy.init(context=context, domain_id=domain_id)
-    try:
-        yield context
-    finally:
-        rclpy.try_shutdown(context=context)
+    yield from loopback_context(1, 100)
 
 
 @pytest.fixture

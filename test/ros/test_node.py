@@ -44,8 +44,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / 'dynamics'))
 from oracles import (PinocchioOracle, wrench_in_frame_to_inertial,  # noqa: E402
                      wrench_to_rep)
-from ros_helpers import (MIMIC_URDF, TICK_OUTPUTS, Rig, joint_state_msg, odometry_msg,  # noqa: E402
-                         use_loopback_domain, wrench_msg)
+from ros_helpers import (MIMIC_URDF, TICK_OUTPUTS, Rig, joint_state_msg,  # noqa: E402
+                         loopback_context, odometry_msg, wrench_msg)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -79,11 +79,7 @@ def pin(icub_urdf, ref):
 
 @pytest.fixture(scope='module')
 def ros_context():
-    domain = use_loopback_domain(1, 33)
-    context = rclpy.context.Context()
-    rclpy.init(context=context, domain_id=domain)
-    yield context
-    rclpy.try_shutdown(context=context)
+    yield from loopback_context(1, 33)
 
 
 @pytest.fixture(scope='module')

@@ -32,7 +32,7 @@ from kin_dyn_ros_interfaces.srv import GetMassMatrix  # noqa: E402
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
-from ros_helpers import Rig, joint_state_msg, use_loopback_domain, wrench_msg  # noqa: E402
+from ros_helpers import Rig, joint_state_msg, loopback_context, wrench_msg  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -58,11 +58,7 @@ def start_node(*params):
 
 @pytest.fixture(scope='module')
 def ros_context():
-    domain = use_loopback_domain(34, 66)
-    context = rclpy.context.Context()
-    rclpy.init(context=context, domain_id=domain)
-    yield context
-    rclpy.try_shutdown(context=context)
+    yield from loopback_context(34, 66)
 
 
 def test_bad_parameter_stops_the_node_with_a_clear_error(ros_context):
