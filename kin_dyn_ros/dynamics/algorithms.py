@@ -20,8 +20,7 @@ is ``F = A f``: each a single matrix product, O(N^2) flops but few NumPy calls.
 
 import numpy as np
 
-from .kinematics import motion_cross_matrices
-from .spatial import skew
+from .spatial import motion_cross_matrix, skew
 
 __all__ = ["mass_matrix", "body_velocities", "inverse_dynamics", "gravity_forces",
            "momentum_matrix", "coriolis_matrix",
@@ -64,7 +63,7 @@ def inverse_dynamics(model, kin, base_vel, base_acc, qd, qdd, body_wrenches=None
     C's origin, world axes; they enter with a minus sign (``tau = M a + h - J^T w``).
     """
     vel, sq = body_velocities(model, kin, base_vel, qd)
-    crm = motion_cross_matrices(vel)
+    crm = motion_cross_matrix(vel)
     acc = np.empty_like(vel)
     acc[:] = base_acc
     if model.n:
@@ -93,7 +92,7 @@ def momentum_matrix(model, kin):
 
 def _coriolis_b(inertia, vel):
     """Echeandia-Wensing B(I, v) = 1/2 (v x* I + (I v) xbar - I v x), (N, 6, 6)."""
-    crm = motion_cross_matrices(vel)
+    crm = motion_cross_matrix(vel)
     f = (inertia @ vel[:, :, None])[:, :, 0]
     sk = skew(f.reshape(-1, 2, 3))
     fbar = np.zeros(inertia.shape)                 # (f xbar) v = v x* f
@@ -114,7 +113,7 @@ def coriolis_matrix(model, kin, base_vel, qd):
     out[:6, :6] = bc[0]
     if n:
         s = kin.subspaces
-        sdot = (motion_cross_matrices(vel[1:]) @ s[:, :, None])[:, :, 0]
+        sdot = (motion_cross_matrix(vel[1:]) @ s[:, :, None])[:, :, 0]
         p = np.einsum("nij,nj->ni", ic[1:], sdot) + np.einsum("nij,nj->ni", bc[1:], s)
         q = np.einsum("nji,nj->ni", bc[1:], s)                       # Bc_j^T S_j
         f = np.einsum("nij,nj->ni", ic[1:], s)                       # Ic_j S_j

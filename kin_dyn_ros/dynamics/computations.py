@@ -25,12 +25,12 @@ import numpy as np
 
 from . import algorithms as alg
 from .checks import checked_array
-from .kinematics import chain_poses, chain_product, chain_subspaces, forward_pass, motion_cross
+from .kinematics import chain_poses, chain_product, forward_pass, path_columns
 from .model import build_model
 from .representations import (Representations, base_drift, base_transform, base_transform_dot,
-                              base_transform_inverse,
-                              frame_drift, frame_transform, parse_representation)
-from .spatial import cross3, skew
+                              base_transform_inverse, frame_drift, frame_transform,
+                              parse_representation, rep_frame_pose)
+from .spatial import cross3, motion_cross, motion_cross_matrix, skew, velocity_transform
 
 __all__ = ["KinDynComputations", "TickResult"]
 
@@ -193,40 +193,34 @@ class KinDynComputations:
         pose[:3, 3] += w_H_b[:3, 3]
         return pose
 
-    def _chain(self, frame, w_H_b, s):
-        """Frame index, checked state and the C poses of the path to the frame's body."""
+    def _path(self, frame, w_R_b, s, base_position):
+        """Frame T of the representation (T_H_C, see :func:`rep_frame_pose`), the columns
+        (6, d) in T of the d joints on the path to ``frame`` and their indices in the
+        generalized vector (6 + user index). ``w_R_b`` None: the base is the world."""
         idx = self._frame(frame)
-        w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
         s = checked_array("s", s, (self.model.n,))
-        return idx, w_H_b, s, chain_poses(self.model, w_H_b[:3, :3], s,
-                                          self.model.frame_body[idx])
+        body = self.model.frame_body[idx]
+        poses = chain_poses(self.model, w_R_b, s, body)
+        t_H_c = rep_frame_pose(self.rep, poses[-1].dot(self.model.body_H_frame[idx]),
+                               base_position)
+        return t_H_c, path_columns(self.model, poses, body, t_H_c), \
+            6 + self.model.path_coordinates[body]
 
     def jacobian(self, frame, w_H_b, s):
         """Frame Jacobian (6, 6+n): ``v_F = J nu``, both in the active representation."""
-        idx, w_H_b, _, poses = self._chain(frame, w_H_b, s)
-        x, sub, cols = self._frame_columns(idx, poses, w_H_b[:3, 3])
+        w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
+        t_H_c, columns, cols = self._path(frame, w_H_b[:3, :3], s, w_H_b[:3, 3])
         jac = np.zeros((6, 6 + self.model.n))
-        jac[:, :6] = x @ base_transform(self.rep, w_H_b)
-        jac[:, cols] = x @ sub.T
+        jac[:, :6] = velocity_transform(t_H_c).dot(base_transform(self.rep, w_H_b))
+        jac[:, cols] = columns
         return jac
-
-    def _frame_columns(self, idx, poses, base_position):
-        """X (frame velocity C -> representation), path joint screws in C (d, 6) and the
-        columns (6 + user index) of the path's joints."""
-        body = self.model.frame_body[idx]
-        sub = chain_subspaces(self.model, poses, body)
-        x = frame_transform(self.rep, poses[-1] @ self.model.body_H_frame[idx], base_position)
-        return x, sub, 6 + self.model.path_coordinates[body]
 
     def relative_jacobian(self, frame, s):
         """(6, n): the joint columns of the Jacobian with the base as world (w_H_b = I), as adam:
         the frame's velocity relative to the base, in the active representation."""
-        idx = self._frame(frame)
-        s = checked_array("s", s, (self.model.n,))
-        poses = chain_poses(self.model, None, s, self.model.frame_body[idx])
-        x, sub, cols = self._frame_columns(idx, poses, _ORIGIN)
+        _, columns, cols = self._path(frame, None, s, _ORIGIN)
         jac = np.zeros((6, self.model.n))
-        jac[:, cols - 6] = x @ sub.T
+        jac[:, cols - 6] = columns
         return jac
 
     def jacobian_dot(self, frame, w_H_b, s, base_vel, s_dot):
@@ -236,20 +230,21 @@ class KinDynComputations:
         S_k, with derivative V_k x S_k (V_k: C velocity of the body it moves), and
         ``dX/dt = -(u x) X``, ``dT/dt = (u_B x) T`` (:func:`frame_drift`, :func:`base_drift`).
         So each column is ``dJ_c/dt = W_c x J_c`` with ``W = X V_k - u`` for a joint column and
-        ``W = X u_B - u`` for the base columns.
+        ``W = X u_B - u`` for the base columns (all in the representation's frame T).
         """
-        idx, w_H_b, _, poses = self._chain(frame, w_H_b, s)
+        w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
         base_vel = checked_array("base_vel", base_vel, (6,))
         qd = checked_array("s_dot", s_dot, (self.model.n,))
-        x, sub, cols = self._frame_columns(idx, poses, w_H_b[:3, 3])
-        t = base_transform(self.rep, w_H_b)
-        vel = t @ base_vel + np.cumsum(sub * qd[cols - 6, None], axis=0)     # (d, 6) in C
-        u = frame_drift(self.rep, x @ (vel[-1] if len(vel) else t @ base_vel))
-        columns = np.concatenate([(x @ t).T, sub @ x.T])                     # (6 + d, 6)
-        drift = np.concatenate([np.broadcast_to(x @ base_drift(self.rep, t, base_vel), (6, 6)),
-                                vel @ x.T]) - u
+        t_H_c, columns, cols = self._path(frame, w_H_b[:3, :3], s, w_H_b[:3, 3])
+        x, t = velocity_transform(t_H_c), base_transform(self.rep, w_H_b)
+        base_columns = x.dot(t)                                              # (6, 6)
+        base_twist = base_columns.dot(base_vel)
+        vel = base_twist[:, None] + np.cumsum(columns * qd[cols - 6], axis=1)   # X V_k (6, d)
+        u = frame_drift(self.rep, vel[:, -1] if len(cols) else base_twist)
         jdot = np.zeros((6, 6 + self.model.n))
-        jdot[:, np.concatenate([_BASE_COLUMNS, cols])] = motion_cross(drift, columns).T
+        jdot[:, :6] = motion_cross_matrix(x.dot(base_drift(self.rep, t, base_vel)) - u).dot(
+            base_columns)
+        jdot[:, cols] = motion_cross(vel.T - u, columns.T).T
         return jdot
 
     def CoM_position(self, w_H_b, s):  # noqa: N802 (adam's name)

@@ -8,8 +8,11 @@ frame, and at this instant the base's one equals its MIXED velocity.
 
 Poses are composed by pointer jumping over the ancestor tables of the model: O(log depth)
 batched matrix products instead of one Python step per body. Each joint's local transform
-``X0 exp(S q)`` is a fixed linear combination of four constant (3, 4) matrices with the
+``X0 exp(S q)`` is a fixed linear combination of four constant (4, 4) matrices with the
 coefficients ``[1, sin q, cos q, q]`` (see :func:`joint_basis`).
+
+Single-frame calls (Jacobians, forward kinematics of one frame) walk only the path from the
+base to the frame: :func:`chain_poses`, then :func:`path_columns` for the Jacobian columns.
 """
 
 from dataclasses import dataclass
@@ -19,9 +22,15 @@ import numpy as np
 from .spatial import cross3, skew
 
 __all__ = ["Kinematics", "forward_pass", "body_poses", "chain_poses", "chain_product",
-           "chain_subspaces",
-           "local_transforms", "joint_basis",
-           "motion_cross", "motion_cross_matrices", "spatial_inertia"]
+           "path_columns", "joint_axes",
+           "local_transforms", "joint_basis", "spatial_inertia"]
+
+_EYE4 = np.eye(4)
+# Levi-Civita symbol (3, 9): (a x b)_i = _LEVI_CIVITA[i] . flatten(outer(a, b))
+_LEVI_CIVITA = np.zeros((3, 3, 3))
+_LEVI_CIVITA[0, 1, 2] = _LEVI_CIVITA[1, 2, 0] = _LEVI_CIVITA[2, 0, 1] = 1.0
+_LEVI_CIVITA[0, 2, 1] = _LEVI_CIVITA[1, 0, 2] = _LEVI_CIVITA[2, 1, 0] = -1.0
+_LEVI_CIVITA = _LEVI_CIVITA.reshape(3, 9)
 
 @dataclass
 class Kinematics:
@@ -49,7 +58,8 @@ class Kinematics:
 
 
 def joint_basis(x0, screw, revolute):
-    """(n, 4, 12) basis with ``(X0 exp(S q))[:3] = sum_k c_k B_k`` for c = [1, sin q, cos q, q].
+    """(n, 4, 16) basis with ``X0 exp(S q) = sum_k c_k B_k`` for c = [1, sin q, cos q, q]
+    (each B_k a flattened (4, 4); the constant one carries the row [0, 0, 0, 1]).
 
     For a unit rotation axis w and S = [v; w]: ``exp(S q) = [R, p]`` with
     ``R = I + sin K + (1 - cos) K^2`` and ``p = q v + (1 - cos)(w x v) + (q - sin)(w x (w x v))``
@@ -71,20 +81,34 @@ def joint_basis(x0, screw, revolute):
     parts[:, 2, :3, :3] = -kk                 # cos: -K^2, p = -(w x v)
     parts[:, 2, :3, 3] = -wv
     parts[:, 3, :3, 3] = v + wwv              # q: p = v + w x (w x v)
-    return (x0[:, None] @ parts)[:, :, :3, :].reshape(n, 4, 12)
+    parts[:, 1:, 3, 3] = 0.0                   # only the constant term keeps [0, 0, 0, 1]
+    return (x0[:, None] @ parts).reshape(n, 4, 16)
+
+
+def joint_axes(screw, revolute):
+    """(n, 4, 3) each joint's axis in its body frame, as homogeneous columns
+    ``[[r, w, v_par], [1, 0, 0]]``: a point r on the axis, the direction w and the part of v
+    along w, so that ``S = [r x w + v_par; w]`` (revolute: r = w x v; prismatic: r = w = 0,
+    v_par = v). Any rigid transform then maps the screw by mapping r as a point, w and v_par
+    as directions (see :func:`path_columns`)."""
+    v, w = screw[:, :3], screw[:, 3:]
+    rev = revolute[:, None]
+    out = np.zeros((len(screw), 4, 3))
+    out[:, :3, 0] = np.where(rev, cross3(w, v), 0.0)
+    out[:, 3, 0] = 1.0
+    out[:, :3, 1] = w
+    out[:, :3, 2] = np.where(rev, np.sum(w * v, axis=1, keepdims=True) * w, v)
+    return out
 
 
 def local_transforms(basis, q):
-    """parent_body_H_body (k, 4, 4) of k joints with ``basis`` (k, 4, 12) at positions q (k,)."""
+    """parent_body_H_body (k, 4, 4) of k joints with ``basis`` (k, 4, 16) at positions q (k,)."""
     coef = np.empty((len(q), 1, 4))
     coef[:, 0, 0] = 1.0
-    coef[:, 0, 1] = np.sin(q)
-    coef[:, 0, 2] = np.cos(q)
+    np.sin(q, out=coef[:, 0, 1])
+    np.cos(q, out=coef[:, 0, 2])
     coef[:, 0, 3] = q
-    out = np.empty((len(q), 4, 4))
-    out[:, :3, :] = (coef @ basis).reshape(-1, 3, 4)
-    out[:, 3] = (0.0, 0.0, 0.0, 1.0)
-    return out
+    return (coef @ basis).reshape(-1, 4, 4)
 
 
 def body_poses(model, w_R_b, q):
@@ -111,17 +135,15 @@ def chain_poses(model, w_R_b, s, body):
     makes single-frame kinematics independent of the rest of the tree. ``s`` (n,) is in the
     user's joint order (``joints_name_list``); ``w_R_b`` None means the identity.
     """
-    d = len(model.paths[body])
-    out = np.empty((d + 1, 4, 4))
-    out[0] = np.eye(4)
     local = local_transforms(model.path_basis[body], s[model.path_coordinates[body]])
-    if w_R_b is None:           # the base frame is the world: skip the first product
-        out[1:2] = local[:1]
-    else:
-        out[0, :3, :3] = w_R_b
-    for i in range(0 if w_R_b is not None else min(1, d), d):
-        np.matmul(out[i], local[i], out=out[i + 1])
-    return out
+    h = _EYE4.copy()
+    if w_R_b is not None:
+        h[:3, :3] = w_R_b
+    out = [h]
+    for x in local:
+        h = h.dot(x)
+        out.append(h)
+    return np.array(out)
 
 
 def chain_product(model, w_R_b, s, body):
@@ -132,16 +154,24 @@ def chain_product(model, w_R_b, s, body):
     h = np.eye(4)
     h[:3, :3] = w_R_b
     for pair in local[0:even:2] @ local[1:even:2]:
-        h = h @ pair
-    return h @ local[-1] if even < len(local) else h
+        h = h.dot(pair)
+    return h.dot(local[-1]) if even < len(local) else h
 
 
-def chain_subspaces(model, poses, body):
-    """Joint screws in C (d, 6) of the path to ``body``, from :func:`chain_poses`:
-    ``[R v + p^ R w; R w]`` for each joint's local screw [v; w]."""
-    rs = poses[1:, :3, :3] @ model.screw_columns[model.paths[body]]          # (d, 3, 2)
-    lin = rs[:, :, 0] + (skew(poses[1:, :3, 3]) @ rs[:, :, 1:])[:, :, 0]
-    return np.concatenate([lin, rs[:, :, 1]], axis=1)
+def path_columns(model, poses, body, t_H_c):
+    """Jacobian columns (6, d) of the d joints on the path to ``body``, expressed in a frame T.
+
+    ``poses`` (d + 1, 4, 4) from :func:`chain_poses`; ``t_H_c`` (4, 4) the pose of C in T.
+    Each joint's axis (:func:`joint_axes`) is mapped to T, and its screw there is
+    ``[r x w + v_par; w]``: the velocity of the point at T's origin and the angular
+    velocity, in T's axes, per unit joint velocity.
+    """
+    axes = t_H_c[:3].dot(poses[1:] @ model.path_axes[body])     # (3, d, 3): r, w, v_par in T
+    outer = axes[:, None, :, 0] * axes[None, :, :, 1]            # (3, 3, d): r_i w_j
+    out = np.empty((6, len(poses) - 1))
+    out[:3] = _LEVI_CIVITA.dot(outer.reshape(9, -1)) + axes[:, :, 2]
+    out[3:] = axes[:, :, 1]
+    return out
 
 
 def forward_pass(model, w_H_b, q):
@@ -184,23 +214,4 @@ def spatial_inertia(mass, first_moment, rot_inertia):
     out[..., :3, 3:] = -hx
     out[..., 3:, :3] = hx
     out[..., 3:, 3:] = rot_inertia
-    return out
-
-
-def motion_cross(v, u):
-    """Row-wise ``v x u`` of motion vectors (k, 6): ``[w x u_lin + v_lin x u_ang; w x u_ang]``
-    with ``v = [v_lin; w]``, as skew-matrix products."""
-    sk = skew(v.reshape(-1, 2, 3))                          # (k, 2, 3, 3): v_lin^, w^
-    wu = sk[:, 1] @ u.reshape(-1, 2, 3).transpose(0, 2, 1)  # (k, 3, 2): w x u_lin, w x u_ang
-    lin = wu[:, :, 0] + (sk[:, 0] @ u[:, 3:, None])[:, :, 0]
-    return np.concatenate([lin, wu[:, :, 1]], axis=1)
-
-
-def motion_cross_matrices(v):
-    """``v x`` matrices (N, 6, 6) = [[w^, v^], [0, w^]] for motion vectors v (N, 6)."""
-    sk = skew(v.reshape(-1, 2, 3))
-    out = np.zeros((len(v), 6, 6))
-    out[:, :3, :3] = sk[:, 1]
-    out[:, 3:, 3:] = sk[:, 1]
-    out[:, :3, 3:] = sk[:, 0]
     return out

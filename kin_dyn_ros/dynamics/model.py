@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kinematics import joint_basis, spatial_inertia
+from .kinematics import joint_axes, joint_basis, spatial_inertia
 from .spatial import skew
 from .urdf import MOVABLE_TYPES, load_urdf
 
@@ -41,11 +41,11 @@ class Model:
     paths: tuple              # per body: internal joint indices from the base to it
     path_coordinates: tuple   # per body: the same joints' user indices (joints_name_list)
     path_basis: tuple         # per body: basis[paths[body]], contiguous
+    path_axes: tuple          # per body: joint_axes[paths[body]] (d, 4, 3), contiguous
     x0: np.ndarray            # (n, 4, 4) parent_body_H_joint at zero position
     screw: np.ndarray         # (n, 6) joint screw in the body frame
-    screw_columns: np.ndarray # (n, 3, 2) the same as columns [v, w]
     revolute: np.ndarray      # (n,) bool
-    basis: np.ndarray         # (n, 4, 12) local transform basis (kinematics.joint_basis)
+    basis: np.ndarray         # (n, 4, 16) local transform basis (kinematics.joint_basis)
     mass: np.ndarray          # (N,) kg
     inertia: np.ndarray       # (N, 6, 6) spatial inertia about the body origin, body axes
     frame_names: tuple        # every URDF link
@@ -224,6 +224,7 @@ def build_model(urdf, joints_name_list=None, root_link=None):
     x0, screw = np.array(x0).reshape(-1, 4, 4), np.array(screw).reshape(-1, 6)
     revolute = np.array(revolute, dtype=bool)
     basis, paths = joint_basis(x0, screw, revolute), _paths(parent)
+    axes = joint_axes(screw, revolute)
     model = Model(
         name=spec.name, root_link=root, joint_names=tuple(names),
         joints_name_list=joints_name_list, coordinate=coordinate, internal=internal,
@@ -232,8 +233,8 @@ def build_model(urdf, joints_name_list=None, root_link=None):
         paths=paths,
         path_coordinates=tuple(_frozen(coordinate[p]) for p in paths),
         path_basis=tuple(_frozen(basis[p]) for p in paths),
+        path_axes=tuple(_frozen(axes[p]) for p in paths),
         x0=x0, screw=screw, revolute=revolute,
-        screw_columns=np.ascontiguousarray(screw.reshape(-1, 2, 3).transpose(0, 2, 1)),
         basis=basis,
         mass=np.array([m for m, _, _ in inertia]),
         inertia=spatial_inertia(*(np.array(v) for v in zip(*inertia))),

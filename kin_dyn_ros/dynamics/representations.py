@@ -21,11 +21,13 @@ import enum
 
 import numpy as np
 
-from .spatial import motion_cross_matrix, skew
+from .spatial import motion_cross_matrix, skew, velocity_transform
 
 __all__ = ["Representations", "parse_representation", "base_transform", "base_transform_inverse",
            "base_transform_dot",
-           "frame_transform", "base_drift", "frame_drift"]
+           "rep_frame_pose", "frame_transform", "base_drift", "frame_drift"]
+
+_EYE4, _EYE6 = np.eye(4), np.eye(6)     # copied (faster than np.eye) where one is needed
 
 
 class Representations(enum.IntEnum):
@@ -56,7 +58,7 @@ def parse_representation(value):
 
 def base_transform(rep, w_H_b):
     """T (6, 6) with ``nu_C = T nu_rep`` for the base velocity."""
-    t = np.eye(6)
+    t = _EYE6.copy()
     if rep == Representations.BODY_FIXED_REPRESENTATION:
         t[:3, :3] = t[3:, 3:] = w_H_b[:3, :3]
     elif rep == Representations.INERTIAL_FIXED_REPRESENTATION:
@@ -66,7 +68,7 @@ def base_transform(rep, w_H_b):
 
 def base_transform_inverse(rep, w_H_b):
     """T^-1 (6, 6), ``nu_rep = T^-1 nu_C``, in closed form."""
-    t = np.eye(6)
+    t = _EYE6.copy()
     if rep == Representations.BODY_FIXED_REPRESENTATION:
         t[:3, :3] = t[3:, 3:] = w_H_b[:3, :3].T
     elif rep == Representations.INERTIAL_FIXED_REPRESENTATION:
@@ -81,25 +83,33 @@ def base_transform_dot(rep, t, base_vel):
         tdot[:3, 3:] = skew(base_vel[:3])
         return tdot
     if rep == Representations.BODY_FIXED_REPRESENTATION:
-        return t @ motion_cross_matrix(base_vel)
+        return t.dot(motion_cross_matrix(base_vel))
     return np.zeros((6, 6))
 
 
-def frame_transform(rep, c_H_f, base_position):
-    """X (6, 6) mapping a spatial velocity in C to frame F's velocity in ``rep``.
+def rep_frame_pose(rep, c_H_f, base_position):
+    """T_H_C (4, 4): the pose of C in the frame T that expresses F's velocity in ``rep``.
 
-    ``c_H_f`` is F's pose in C (world axes, base origin); ``base_position`` is A_o_B.
+    T is F's origin with world axes (MIXED), F itself (BODY_FIXED) or the world frame A
+    (INERTIAL_FIXED). ``c_H_f`` is F's pose in C (world axes, base origin); ``base_position``
+    is A_o_B. :func:`frame_transform` is the velocity transform of this pose.
     """
-    x = np.eye(6)
+    t = _EYE4.copy()
     if rep == Representations.MIXED_REPRESENTATION:
-        x[:3, 3:] = -skew(c_H_f[:3, 3])
+        t[:3, 3] = -c_H_f[:3, 3]
     elif rep == Representations.BODY_FIXED_REPRESENTATION:
         rt = c_H_f[:3, :3].T
-        x[:3, :3] = x[3:, 3:] = rt
-        x[:3, 3:] = -rt @ skew(c_H_f[:3, 3])
+        t[:3, :3] = rt
+        t[:3, 3] = -rt.dot(c_H_f[:3, 3])
     else:
-        x[:3, 3:] = skew(base_position)
-    return x
+        t[:3, 3] = base_position
+    return t
+
+
+def frame_transform(rep, c_H_f, base_position):
+    """X (6, 6) mapping a spatial velocity in C to frame F's velocity in ``rep``
+    (arguments as :func:`rep_frame_pose`)."""
+    return velocity_transform(rep_frame_pose(rep, c_H_f, base_position))
 
 
 def base_drift(rep, t, base_vel):
@@ -111,7 +121,7 @@ def base_drift(rep, t, base_vel):
     if rep == Representations.MIXED_REPRESENTATION:
         return np.concatenate([base_vel[:3], np.zeros(3)])
     if rep == Representations.BODY_FIXED_REPRESENTATION:
-        return t @ base_vel
+        return t.dot(base_vel)
     return np.zeros(6)
 
 
