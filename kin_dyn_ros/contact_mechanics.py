@@ -26,17 +26,20 @@ after them), when the node has contacts:
   :func:`~.dynamics.equilibrium.equilibrium_torques` at the tick's posture with zero
   velocities (the torques that hold the robot still on the active contacts, within the URDF
   effort limits). Nothing is published when no contact forces can hold the robot; torques
-  beyond the limits are published, with a throttled warning.
+  beyond the limits are published, with a throttled warning. They are computed off the tick
+  by :class:`~.equilibrium_worker.EquilibriumWorker` (a process of its own) and published,
+  stamped with the tick they were computed for, on the first tick (or diagnostics period)
+  after they arrive. A due tick that finds the worker busy waits its turn; a newer due tick
+  replaces a waiting one (no torques for that one).
 - markers, in the node's next ~/markers array (:meth:`ContactMechanics.new_markers`):
   ns ``support_polygon`` id 0, the polygon (LINE_STRIP, closed; DELETE without an active
   contact), and id 1, a disc at the CoM's projection, green inside the polygon and red
   outside; stamped with the tick they show.
 
 Why not every tick: on iCub (bench/bench_node_contacts.py, a 2-core machine) an update costs
-~0.16 ms (polygon and margin), ~0.03 ms (their messages) and ~0.8 ms (equilibrium_torques),
-against a 0.35-0.45 ms tick: every tick it would more than triple the tick at 1 kHz; at
-100 Hz it adds ~0.11-0.16 ms to the mean tick. A rate at or above the tick rate gives every
-tick.
+~0.16 ms (polygon and margin), ~0.03 ms (their messages) and ~0.8 ms (equilibrium_torques,
+in the worker process), against a 0.35-0.45 ms tick. A rate at or above the tick rate gives
+every tick (the torques then at the rate the worker sustains).
 
 Errors never leave this module: a ValueError of the core is logged (throttled) and the tick's
 contact outputs are skipped; the service answers ``success = false`` with the reason.
@@ -56,6 +59,7 @@ from .conversions import float_array, stamp_to_ns
 from .dynamics.contacts import (Contact, SupportPolygon, contact_poses, convex_hull,
                                 ground_axes, support_polygon)
 from .dynamics.equilibrium import com_equilibrium, equilibrium_torques
+from .equilibrium_worker import EquilibriumWorker
 from .services import request_call
 from .throttle import ThrottledLogger
 
@@ -251,10 +255,16 @@ class ContactMechanics:
         self._contacts, self._settings, self._kd = {}, None, None
         self._support = self._next_ns = self._state = self._stamp = None
         self._fresh = self._marked = False
+        self._worker, self._worker_model = EquilibriumWorker(), None
 
-    def configure(self, kd, names, settings):
-        """Contacts ``names`` (links of ``kd``'s model) with ``settings``' geometry; ``kd``
-        None: no model."""
+    def configure(self, kd, names, settings, urdf=None):
+        """Contacts ``names`` (links of ``kd``'s model, built from ``urdf``) with ``settings``'
+        geometry; ``kd`` None: no model."""
+        if kd is not None and urdf is not None:
+            model = (urdf, kd.model.root_link, tuple(kd.gravity))
+            if model != self._worker_model:
+                self._worker.set_model(urdf, model[1], kd.gravity)
+                self._worker_model = model
         geometry = {g[0]: g for g in settings.contact_geometry}
         self._kd, self._settings = kd, settings
         self._contacts = {} if kd is None else {c: make_contact(geometry[c]) for c in names}
@@ -300,8 +310,10 @@ class ContactMechanics:
         self._marked = False
 
     def publish(self):
-        """~/support_polygon, ~/stability_margin and ~/equilibrium_torques of the tick given
-        to :meth:`update`, if it was due."""
+        """~/support_polygon and ~/stability_margin of the tick given to :meth:`update`, if it
+        was due (and its equilibrium torques asked of the worker); equilibrium torques that
+        arrived since the last call."""
+        self.collect()
         if not self._fresh:
             return
         support, stamp = self._support, self._stamp
@@ -318,7 +330,7 @@ class ContactMechanics:
             margin.active_contacts = list(support.names)
         self._margin_pub.publish(margin)
         if support.contacts:
-            self._publish_torques(stamp, support)
+            self._request_torques(stamp, support)
 
     def _due(self, t):
         """At most equilibrium_rate ticks per second of stamps ``t`` [ns] (the phase is kept;
@@ -332,21 +344,36 @@ class ContactMechanics:
         self._next_ns = due + period if due is not None and t - due < period else t + period
         return True
 
-    def _publish_torques(self, stamp, support):
+    def _request_torques(self, stamp, support):
         kd, w_H_b, s = self._state
+        self._worker.submit((stamp, support.names), w_H_b, s, support.contacts)
+
+    def collect(self):
+        """Publish the equilibrium torques the worker has answered since the last call (never
+        blocks)."""
         try:
-            res = equilibrium_torques(kd, w_H_b, s, support.contacts)
-        except ValueError as exc:
-            self._log.warning("equilibrium", f"equilibrium torques skipped: {exc}")
+            answer = self._worker.poll()
+        except RuntimeError as exc:
+            self._logger.error(str(exc))
+            return
+        if answer is None:
+            return
+        (stamp, names), res = answer
+        if isinstance(res, ValueError):
+            self._log.warning("equilibrium", f"equilibrium torques skipped: {res}")
             return
         if not res.feasible:
-            self._log.warning("equilibrium",
-                              f"equilibrium torques on {list(support.names)}: {res.message}")
+            self._log.warning("equilibrium", f"equilibrium torques on {list(names)}: "
+                                             f"{res.message}")
         if res.tau is None:
             return
         self._torques.header.stamp = stamp
         self._torques.effort = float_array(res.tau)
         self._torques_pub.publish(self._torques)
+
+    def close(self):
+        """Stop the equilibrium worker process."""
+        self._worker.close()
 
     def new_markers(self):
         """Markers of the latest support (stamped with its tick) when it is newer than the

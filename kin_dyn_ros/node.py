@@ -203,7 +203,7 @@ class KinDynNode(Node):
         m.contacts = tuple(c for c in settings.contacts if c in m.kd.model.frame_index)
         for c in set(settings.contacts) - set(m.contacts):
             self.get_logger().error(f"contact '{c}' is not a link of the model: ignored")
-        self._mechanics.configure(m.kd, m.contacts, settings)
+        self._mechanics.configure(m.kd, m.contacts, settings, m.urdf)
         if reloaded:   # inputs naming frames the new model lacks are dropped
             self._measured, frames = None, m.kd.model.frame_index
             if self._odometry is not None and self._odometry.frame not in frames:
@@ -416,7 +416,12 @@ class KinDynNode(Node):
         return poses[index[contact]][:3, 3], poses[index[frame]][:3, :3] @ w[:3]
 
     # -- diagnostics, services, parameters -------------------------------------------------
+    def destroy_node(self):
+        self._mechanics.close()
+        return super().destroy_node()
+
     def _publish_diagnostics(self):
+        self._mechanics.collect()     # equilibrium torques, also when no JointState comes
         m, s, now = self._model, self._settings, self._now_ns()
 
         def age(ns):

@@ -14,8 +14,9 @@ is ``F = A f``: each a single matrix product, O(N^2) flops but few NumPy calls.
 - RNEA (ch. 5.3): ``f_i = I_i a_i + v_i x* I_i v_i - f_ext_i``, ``tau_j = S_j . sum_sub(j) f``.
 - Coriolis matrix: the Christoffel-consistent factorisation of Echeandia and Wensing (2021),
   ``C = sum_i J_i^T (I_i Jdot_i + B_i J_i)``, so ``Mdot = C + C^T``.
-- Forward dynamics: ``M nu_dot = tau - h`` solved with a Cholesky factorisation of the CRBA
-  mass matrix, which in NumPy is faster than the O(n) ABA recursion for humanoid sizes.
+- Forward dynamics: ``M nu_dot = tau - h`` solved on the CRBA mass matrix with
+  ``np.linalg.solve`` (LU), which in NumPy is faster than the O(n) ABA recursion for humanoid
+  sizes (a Cholesky factor would need triangular solves, which NumPy does not have).
 """
 
 import numpy as np
@@ -38,9 +39,10 @@ def mass_matrix(model, kin):
     out = np.empty((6 + n, 6 + n))
     out[:6, :6] = kin.composite[0]
     if n:
-        f = (kin.composite[1:] @ kin.subspaces[:, :, None])[:, :, 0]    # (n, 6) Ic_j S_j
-        g = (kin.subspaces @ f.T) * model.ancestor[1:, 1:]              # upper part, i anc j
-        out[6:, 6:] = g + g.T - np.diag(np.diag(g))
+        f = kin.composite_subspaces                                     # (n, 6) Ic_j S_j
+        g = kin.subspaces.dot(f.T) * model.ancestor[1:, 1:]             # upper part, i anc j
+        np.add(g, g.T, out=out[6:, 6:])
+        out.flat[6 * (7 + n)::7 + n] = g.diagonal()     # the joints' diagonal, counted twice
         out[:6, 6:] = f.T
         out[6:, :6] = f
     return out
@@ -49,32 +51,41 @@ def mass_matrix(model, kin):
 def body_velocities(model, kin, base_vel, qd):
     """Spatial velocity of every body in C (N, 6), and each joint's S_j qd_j (n, 6)."""
     sq = kin.subspaces * qd[:, None]
-    vel = np.empty((len(model.parent), 6))
-    vel[:] = base_vel
-    vel[1:] += model.ancestor[1:, 1:].T @ sq
+    vel = model.ancestor[1:].T.dot(sq)
+    vel += base_vel
     return vel, sq
 
 
-def inverse_dynamics(model, kin, base_vel, base_acc, qd, qdd, body_wrenches=None):
+def inverse_dynamics(model, kin, base_vel, base_acc, qd, qdd=None, body_wrenches=None):
     """RNEA: generalized forces (6+n,) in C, and the body momenta ``I_i v_i`` (N, 6).
 
     ``base_acc`` is the base's C acceleration *minus gravity* ``[g; 0]`` (the usual trick
-    that accounts for gravity). ``body_wrenches`` (N, 6): external wrenches on each body, about
-    C's origin, world axes; they enter with a minus sign (``tau = M a + h - J^T w``).
+    that accounts for gravity). ``qdd`` None means zero joint accelerations (the bias force).
+    ``body_wrenches`` (N, 6): external wrenches on each body, about C's origin, world axes;
+    they enter with a minus sign (``tau = M a + h - J^T w``).
+
+    The base enters the forward recursions as a 6-DoF joint of the root (``A[0, i] = 1``):
+    ``V = A^T [v_0; S_j qd_j]`` and ``a = A^T [a_0; v_j x S_j qd_j + S_j qdd_j]``.
     """
-    vel, sq = body_velocities(model, kin, base_vel, qd)
+    n_bodies = len(model.parent)
+    sq = np.empty((n_bodies, 6))                                        # [v_0; S_j qd_j]
+    sq[0] = base_vel
+    np.multiply(kin.subspaces, qd[:, None], out=sq[1:])
+    acc_vel = np.empty((n_bodies, 6, 2))       # [a_i, v_i] side by side: one product for I a, I v
+    vel = acc_vel[:, :, 1]
+    np.matmul(model.ancestor.T, sq, out=vel)
     crm = motion_cross_matrix(vel)
-    acc = np.empty_like(vel)
-    acc[:] = base_acc
-    if model.n:
-        acc[1:] += model.ancestor[1:, 1:].T @ (kin.subspaces * qdd[:, None]
-                                               + (crm[1:] @ sq[:, :, None])[:, :, 0])
-    both = kin.inertia @ np.stack([acc, vel], axis=2)                   # (N, 6, 2)
+    bias = (crm @ sq[:, :, None])[:, :, 0]                              # v_i x S_i qd_i
+    bias[0] = base_acc
+    if qdd is not None and model.n:
+        bias[1:] += kin.subspaces * qdd[:, None]
+    np.matmul(model.ancestor.T, bias, out=acc_vel[:, :, 0])
+    both = kin.inertia @ acc_vel                                        # (N, 6, 2)
     momenta = both[:, :, 1]
     force = both[:, :, 0] - (np.swapaxes(crm, 1, 2) @ both[:, :, 1:])[:, :, 0]   # v x* = -crm^T
     if body_wrenches is not None:
         force -= body_wrenches
-    total = model.ancestor @ force
+    total = model.ancestor.dot(force)
     return np.concatenate([total[0], _dots(kin.subspaces, total[1:])]), momenta
 
 
@@ -86,8 +97,7 @@ def gravity_forces(model, kin, gravity):
 
 def momentum_matrix(model, kin):
     """Total momentum about C's origin per generalized velocity, (6, 6+n): [Ic_0, Ic_j S_j]."""
-    cols = (kin.composite[1:] @ kin.subspaces[:, :, None])[:, :, 0]
-    return np.concatenate([kin.composite[0], cols.T], axis=1)
+    return np.concatenate([kin.composite[0], kin.composite_subspaces.T], axis=1)
 
 
 def _coriolis_b(inertia, vel):
@@ -131,9 +141,10 @@ def solve_mass_matrix(mass, rhs, joint_names):
     A joint whose subtree is massless has ``M_jj = 0`` (no inertia moves with it) and makes M
     singular; ``joint_names`` names M's joint columns for the message.
     """
-    diag = np.diag(mass)
-    bad = [joint_names[k] for k in np.flatnonzero(diag[6:] <= 1e-12 * max(1.0, diag.max()))]
-    if bad:
+    diag = mass.diagonal()
+    tol = 1e-12 * max(1.0, diag.max())
+    if len(diag) > 6 and diag[6:].min() <= tol:
+        bad = [joint_names[k] for k in np.flatnonzero(diag[6:] <= tol)]
         raise ValueError(f"the mass matrix is singular: no inertia moves with joint(s) {bad} "
                          f"(massless subtree); forward dynamics is undefined")
     try:

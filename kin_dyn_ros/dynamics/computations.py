@@ -25,12 +25,12 @@ import numpy as np
 
 from . import algorithms as alg
 from .checks import checked_array
-from .kinematics import chain_poses, chain_product, forward_pass, path_columns
+from .kinematics import chain_poses, chain_product, forward_pass, path_columns, transform_wrench
 from .model import build_model
 from .representations import (Representations, base_drift, base_transform, base_transform_dot,
                               base_transform_inverse, frame_drift, frame_transform,
                               parse_representation, rep_frame_pose)
-from .spatial import cross3, motion_cross, motion_cross_matrix, skew, velocity_transform
+from .spatial import motion_cross, motion_cross_matrix, skew, velocity_transform
 
 __all__ = ["KinDynComputations", "TickResult"]
 
@@ -72,6 +72,22 @@ class TickResult:
         return self._frame_poses()
 
 
+def _checked_arrays(*items):
+    """:func:`checked_array` of each ``(name, value, shape)``, a None value staying None, with
+    one finiteness test for all of them; when a test fails, the items are checked one by one,
+    so that the first bad one raises as there."""
+    try:
+        arrays = [None if v is None else np.asarray(v, dtype=float) for _, v, _ in items]
+        given = [a for a in arrays if a is not None]
+        valid = [a.shape for a in given] == [shape for _, v, shape in items if v is not None] \
+            and np.isfinite(np.concatenate([a.ravel() for a in given])).all()
+    except (TypeError, ValueError):
+        valid = False
+    if valid:
+        return arrays
+    return [None if v is None else checked_array(name, v, shape) for name, v, shape in items]
+
+
 class KinDynComputations:
     """Kinematics and dynamics of a floating-base tree from a URDF (NumPy, no ROS).
 
@@ -97,10 +113,12 @@ class KinDynComputations:
             raise ValueError(f"expected gravity with shape (3,) or (6,), got {g.shape}")
         self.gravity = g[:3].copy()
         self._g6 = np.concatenate([self.gravity, np.zeros(3)])
+        self._minus_g6 = -self._g6
         self.rep = Representations.MIXED_REPRESENTATION
         n = self.model.n
         self._cols = np.concatenate([np.arange(6), 6 + self.model.internal])
         self._zero_n = np.zeros(n)
+        self._total_mass = self.model.total_mass
 
     # -- model information --------------------------------------------------------------
     @property
@@ -170,7 +188,7 @@ class KinDynComputations:
         return out
 
     def _c_pose(self, kin, idx):
-        return kin.poses[self.model.frame_body[idx]] @ self.model.body_H_frame[idx]
+        return kin.poses[self.model.frame_body[idx]].dot(self.model.body_H_frame[idx])
 
     def _body_wrenches(self, kin, wrenches):
         """{frame: w (rep)} -> (N, 6) wrenches per body in C."""
@@ -336,19 +354,20 @@ class KinDynComputations:
         base_vel = checked_array("base_vel", base_vel, (6,))
         qd, tau = self._internal("s_dot", s_dot), self._internal("tau", tau)
         wrenches = self._body_wrenches(kin, external_wrenches) if external_wrenches else None
-        return self._forward_dynamics(kin, w_H_b, base_vel, qd, tau, wrenches)[0]
+        return self._forward_dynamics(kin, w_H_b, base_vel, qd, tau, wrenches)
 
     def _forward_dynamics(self, kin, w_H_b, base_vel, qd, tau, body_wrenches):
+        """nu_dot (6+n,), base in the active representation, joints in user order."""
         t = base_transform(self.rep, w_H_b)
-        h, momenta = alg.inverse_dynamics(self.model, kin, t @ base_vel, -self._g6, qd,
-                                          self._zero_n, body_wrenches)
+        h, _ = alg.inverse_dynamics(self.model, kin, t.dot(base_vel), self._minus_g6, qd, None,
+                                    body_wrenches)
         rhs = -h
         rhs[6:] += tau
         nu_dot = alg.solve_mass_matrix(alg.mass_matrix(self.model, kin), rhs,
                                        self.model.joint_names)
-        nu_dot[:6] = base_transform_inverse(self.rep, w_H_b) @ (
-            nu_dot[:6] - base_transform_dot(self.rep, t, base_vel) @ base_vel)
-        return nu_dot[self._cols], momenta
+        nu_dot[:6] = base_transform_inverse(self.rep, w_H_b).dot(
+            nu_dot[:6] - base_transform_dot(self.rep, t, base_vel).dot(base_vel))
+        return nu_dot[self._cols]
 
     # -- the node's per-tick call -------------------------------------------------------
     def compute_tick(self, w_H_b, s, base_vel, s_dot, tau=None, frame_wrenches=None):
@@ -359,27 +378,30 @@ class KinDynComputations:
         (what a force/torque sensor reports). ``tau`` (n,) measured joint torques; without it
         no forward dynamics is computed. Returns a :class:`TickResult`.
         """
-        w_H_b, _, kin = self._kin(w_H_b, s)
-        base_vel = checked_array("base_vel", base_vel, (6,))
-        qd = self._internal("s_dot", s_dot)
         model = self.model
-        gravity = alg.gravity_forces(model, kin, self.gravity)[6:][model.internal]
+        n = (model.n,)
+        w_H_b, s, base_vel, s_dot, tau = _checked_arrays(
+            ("w_H_b", w_H_b, (4, 4)), ("s", s, n), ("base_vel", base_vel, (6,)),
+            ("s_dot", s_dot, n), ("tau", tau, n))
+        kin = forward_pass(model, w_H_b, s[model.coordinate])
+        qd = s_dot[model.coordinate]
+        cols = kin.composite_subspaces                                  # (n, 6) Ic_j S_j
+        gravity = -cols[:, :3].dot(self.gravity)[model.internal]    # -(Ic_j S_j) . [g; 0]
         base_acc = joint_acc = None
         if tau is not None:
-            tau = self._internal("tau", tau)
             wrenches = self._frame_wrenches(kin, frame_wrenches)
-            nu_dot, momenta = self._forward_dynamics(kin, w_H_b, base_vel, qd, tau, wrenches)
+            nu_dot = self._forward_dynamics(kin, w_H_b, base_vel, qd, tau[model.coordinate],
+                                            wrenches)
             base_acc, joint_acc = nu_dot[:6], nu_dot[6:]
-        else:
-            vel, _ = alg.body_velocities(model, kin, base_transform(self.rep, w_H_b) @ base_vel,
-                                         qd)
-            momenta = (kin.inertia @ vel[:, :, None])[:, :, 0]
-        total = momenta.sum(axis=0)
+        # momentum about C's origin, [Ic_0, Ic_j S_j] nu_C, then about the CoM
+        total = kin.composite[0].dot(base_transform(self.rep, w_H_b).dot(base_vel))
+        total += qd.dot(cols)
         com = kin.com
-        momentum = np.concatenate([total[:3], total[3:] - cross3(com, total[:3])])
+        momentum = total.copy()
+        momentum[3:] -= skew(com).dot(total[:3])
         return TickResult(model.frame_names, model.joints_name_list,
-                          (model.link_H_joint @ kin.local)[model.internal], w_H_b,
-                          com + kin.base_position, total[:3] / model.total_mass, momentum,
+                          (model.link_H_joint @ kin.local).take(model.internal, axis=0), w_H_b,
+                          com + kin.base_position, total[:3] / self._total_mass, momentum,
                           gravity, base_acc, joint_acc, self.rep,
                           lambda: self._world_frames(kin))
 
@@ -392,13 +414,10 @@ class KinDynComputations:
         """{link: (expressed_frame, w)} -> (N, 6) wrenches per body, about C's origin."""
         if not frame_wrenches:
             return None
-        links = [self._frame(link) for link in frame_wrenches]
-        expressed = [self._frame(e) for e, _ in frame_wrenches.values()]
-        w = np.array([checked_array(f"wrench on '{link}'", v, (6,))
-                      for link, (_, v) in frame_wrenches.items()])
-        pose = kin.poses[self.model.frame_body[expressed]] @ self.model.body_H_frame[expressed]
-        force = (pose[:, :3, :3] @ w[:, :3, None])[:, :, 0]
-        torque = (pose[:, :3, :3] @ w[:, 3:, None])[:, :, 0] + cross3(pose[:, :3, 3], force)
         out = np.zeros((len(self.model.parent), 6))
-        np.add.at(out, self.model.frame_body[links], np.concatenate([force, torque], axis=1))
+        for link, (expressed, w) in frame_wrenches.items():
+            body = self.model.frame_body[self._frame(link)]
+            pose = self._c_pose(kin, self._frame(expressed))             # C_H_expressed
+            w = checked_array(f"wrench on '{link}'", w, (6,))
+            out[body] += transform_wrench(pose, w)
         return out

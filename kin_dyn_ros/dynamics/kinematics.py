@@ -11,18 +11,26 @@ batched matrix products instead of one Python step per body. Each joint's local 
 ``X0 exp(S q)`` is a fixed linear combination of four constant (4, 4) matrices with the
 coefficients ``[1, sin q, cos q, q]`` (see :func:`joint_basis`).
 
+Inertias and joint screws are mapped to C with the (4, 4) poses themselves, by congruence
+``T X T^T``: a spatial inertia as its pseudo-inertia matrix (symmetric) and a screw as its
+Plücker matrix (antisymmetric), see :func:`pseudo_inertia` and :func:`plucker_matrix`. A
+congruence keeps the symmetric and antisymmetric parts apart, so each body carries the sum of
+its two (:func:`body_terms`, built with the model) and two batched (4, 4) products map all inertias and joint screws,
+instead of building (6, 6) transforms and multiplying by them.
+
 Single-frame calls (Jacobians, forward kinematics of one frame) walk only the path from the
 base to the frame: :func:`chain_poses`, then :func:`path_columns` for the Jacobian columns.
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from .spatial import cross3, skew
 
 __all__ = ["Kinematics", "forward_pass", "body_poses", "chain_poses", "chain_product",
-           "path_columns", "joint_axes",
+           "path_columns", "joint_axes", "pseudo_inertia", "plucker_matrix", "transform_wrench",
            "local_transforms", "joint_basis", "spatial_inertia"]
 
 _EYE4 = np.eye(4)
@@ -48,13 +56,22 @@ class Kinematics:
     subspaces: np.ndarray
     inertia: np.ndarray
     composite: np.ndarray
-    mass: float
 
     @property
     def com(self):
-        """Centre of mass in C (3,), from the base's composite inertia."""
+        """Centre of mass in C (3,), from the base's composite inertia: h / m."""
         ic = self.composite[0]
-        return np.array([ic[5, 1], ic[3, 2], ic[4, 0]]) / self.mass   # h^ block = [3:, :3]
+        return ic.take(_FIRST_MOMENT) / ic[0, 0]
+
+    @cached_property
+    def composite_subspaces(self):
+        """(n, 6) ``Ic_j S_j``: the momentum of joint j's subtree per unit joint velocity (the
+        CRBA's force columns, shared by the mass matrix, gravity and the momentum)."""
+        return (self.composite[1:] @ self.subspaces[:, :, None])[:, :, 0]
+
+
+# h from a flattened spatial inertia: entries (5, 1), (3, 2), (4, 0) of its h^ block [3:, :3]
+_FIRST_MOMENT = np.array([31, 20, 24])
 
 
 def joint_basis(x0, screw, revolute):
@@ -101,14 +118,18 @@ def joint_axes(screw, revolute):
     return out
 
 
-def local_transforms(basis, q):
-    """parent_body_H_body (k, 4, 4) of k joints with ``basis`` (k, 4, 16) at positions q (k,)."""
+def local_transforms(basis, q, out=None):
+    """parent_body_H_body (k, 4, 4) of k joints with ``basis`` (k, 4, 16) at positions q (k,),
+    written to ``out`` (k, 4, 4, C-contiguous) when given."""
     coef = np.empty((len(q), 1, 4))
     coef[:, 0, 0] = 1.0
     np.sin(q, out=coef[:, 0, 1])
     np.cos(q, out=coef[:, 0, 2])
     coef[:, 0, 3] = q
-    return (coef @ basis).reshape(-1, 4, 4)
+    if out is None:
+        return (coef @ basis).reshape(-1, 4, 4)
+    np.matmul(coef, basis, out=out.reshape(-1, 1, 16))
+    return out
 
 
 def body_poses(model, w_R_b, q):
@@ -116,15 +137,12 @@ def body_poses(model, w_R_b, q):
 
     ``q`` (n,) in internal joint order; ``w_R_b`` (3, 3) base orientation."""
     n_bodies = len(model.parent)
-    h = np.zeros((n_bodies + 1, 4, 4))
-    h[-1] = np.eye(4)
+    h = np.empty((n_bodies + 1, 4, 4))
+    h[0] = h[-1] = _EYE4                    # the base (rotated below) and the world node
     h[0, :3, :3] = w_R_b
-    h[0, 3, 3] = 1.0
-    if n_bodies > 1:
-        h[1:-1] = local_transforms(model.basis, q)
-    local = h[1:-1]
+    local = local_transforms(model.basis, q, out=h[1:-1])
     for anc in model.jumps:
-        h = h[anc] @ h
+        h = h.take(anc, axis=0) @ h
     return h[:-1], local
 
 
@@ -177,17 +195,17 @@ def path_columns(model, poses, body, t_H_c):
 def forward_pass(model, w_H_b, q):
     """Kinematics of configuration (w_H_b (4, 4), q (n,) internal order)."""
     poses, local = body_poses(model, w_H_b[:3, :3], q)
-    xm = motion_transforms(poses)
-    sub = (xm[1:] @ model.screw[:, :, None])[:, :, 0]
-    xf = _force_from_motion(xm)
-    inertia = xf @ model.inertia @ np.swapaxes(xf, 1, 2)
-    composite = (model.ancestor @ inertia.reshape(-1, 36)).reshape(-1, 6, 6)
-    return Kinematics(w_H_b[:3, 3].copy(), poses, local, sub, inertia, composite,
-                      model.total_mass)
+    mapped = (poses @ model.body_terms @ np.swapaxes(poses, 1, 2)).reshape(len(poses), 16)  # C
+    inertia = mapped.dot(_PSEUDO_TO_SPATIAL)             # (N, 36), from the symmetric parts
+    sub = mapped[1:].dot(_PLUCKER_TO_SCREW)              # (n, 6), from the antisymmetric parts
+    sub *= model.screw_unscale
+    composite = model.ancestor.dot(inertia)
+    return Kinematics(w_H_b[:3, 3].copy(), poses, local, sub, inertia.reshape(-1, 6, 6),
+                      composite.reshape(-1, 6, 6))
 
 
 def motion_transforms(poses):
-    """C_X_body (N, 6, 6) = [[R, p^ R], [0, R]] for motion vectors."""
+    """C_X_body (N, 6, 6) = [[R, p^ R], [0, R]] for motion vectors, from poses (N, 4, 4)."""
     rot, pos = poses[:, :3, :3], poses[:, :3, 3]
     x = np.zeros((len(poses), 6, 6))
     x[:, :3, :3] = rot
@@ -196,13 +214,76 @@ def motion_transforms(poses):
     return x
 
 
-def _force_from_motion(xm):
-    """C_X^body = [[R, 0], [p^ R, R]] from the motion transform."""
-    xf = np.zeros_like(xm)
-    xf[:, :3, :3] = xm[:, :3, :3]
-    xf[:, 3:, 3:] = xm[:, 3:, 3:]
-    xf[:, 3:, :3] = xm[:, :3, 3:]
-    return xf
+def body_terms(inertia, screw):
+    """``(X, unscale)`` of :func:`forward_pass`, built once with the model
+    (``Model.body_terms``, ``Model.screw_unscale``) from the body inertias (N, 6, 6) and the
+    joint screws (n, 6), both in the body frames.
+
+    ``X`` (N, 4, 4), in each body's frame: the body's pseudo-inertia J (symmetric) plus ``s``
+    times the Plücker matrix of the joint that moves it (antisymmetric; none for the base).
+    The scale s, a power of two near J's largest entry (1 for a massless body), gives both
+    parts the same size, so that neither loses digits to the other in ``T X T^T``; the screw
+    read back from the antisymmetric part is multiplied by ``unscale`` (n, 1) = 1 / s (exact).
+    """
+    x = pseudo_inertia(inertia)
+    size = np.abs(x[1:]).max(axis=(1, 2), initial=0.0)
+    scale = np.exp2(np.round(np.log2(np.where(size > 0.0, size, 1.0))))
+    x[1:] += scale[:, None, None] * plucker_matrix(screw)
+    return x, (1.0 / scale)[:, None]
+
+
+def pseudo_inertia(inertia):
+    """Pseudo-inertia ``J = [[Sigma, h], [h^T, m]]`` (..., 4, 4) of spatial inertias
+    ``[[m 1, -h^], [h^, Ibar]]`` (..., 6, 6), with ``Sigma = int x x^T dm = tr(Ibar)/2 1 - Ibar``.
+
+    J is the second moment of the mass distribution in homogeneous coordinates, so a rigid
+    transform T = A_H_B (4, 4) maps it from B to A by congruence: ``J_A = T J_B T^T``
+    (Wensing, Kim, Slotine 2017). :data:`_PSEUDO_TO_SPATIAL` maps it back."""
+    ibar = inertia[..., 3:, 3:]
+    out = np.zeros(inertia.shape[:-2] + (4, 4))
+    out[..., :3, :3] = 0.5 * np.trace(ibar, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) - ibar
+    out[..., :3, 3] = out[..., 3, :3] = inertia.reshape(inertia.shape[:-2] + (36,))[
+        ..., _FIRST_MOMENT]
+    out[..., 3, 3] = inertia[..., 0, 0]
+    return out
+
+
+def plucker_matrix(screw):
+    """Plücker matrix ``L = [[-v^, -w], [w^T, 0]]`` (..., 4, 4) of twists S = [v; w] (..., 6).
+
+    For a joint axis through the point r with direction w, ``L = R W^T - W R^T`` with the
+    homogeneous point R = [r; 1] and direction W = [w; 0] (then v = r x w); as points and
+    directions map by T = A_H_B, so does L by congruence, ``L_A = T L_B T^T``, which is the
+    adjoint map ``S_A = A_X_B S_B`` of the twist (it holds for any twist, prismatic included).
+    :data:`_PLUCKER_TO_SCREW` maps it back."""
+    out = np.zeros(screw.shape[:-1] + (4, 4))
+    out[..., :3, :3] = -skew(screw[..., :3])
+    out[..., :3, 3] = -screw[..., 3:]
+    out[..., 3, :3] = screw[..., 3:]
+    return out
+
+
+def transform_wrench(a_h_b, wrench):
+    """``A_X^B w`` (6,): the wrench ``w = [f; tau]`` (6,) about B's origin in B's axes, about A's
+    origin in A's axes (:func:`.spatial.wrench_transform` without building the (6, 6) matrix).
+    The force's line, with direction f and moment tau, is the twist [tau; f] of
+    :func:`plucker_matrix` and maps by congruence with ``a_h_b`` (4, 4)."""
+    line = wrench.dot(_WRENCH_TO_PLUCKER).reshape(4, 4)
+    return a_h_b.dot(line).dot(a_h_b.T).reshape(16).dot(_PLUCKER_TO_WRENCH)
+
+
+def _inverse_maps():
+    """(16, 36) flattened pseudo-inertia -> flattened spatial inertia, and (16, 6) flattened
+    Plücker matrix -> screw: the inverses of :func:`pseudo_inertia` and :func:`plucker_matrix`,
+    linear, from the symmetric (resp. antisymmetric) part of each basis matrix."""
+    to_spatial, to_screw = np.zeros((16, 6, 6)), np.zeros((16, 6))
+    for k, e in enumerate(np.eye(16).reshape(16, 4, 4)):
+        sym, skw = 0.5 * (e + e.T), 0.5 * (e - e.T)
+        sigma = sym[:3, :3]
+        to_spatial[k] = spatial_inertia(sym[3, 3], sym[:3, 3], np.trace(sigma) * np.eye(3) - sigma)
+        to_screw[k, :3] = -skw[(2, 0, 1), (1, 2, 0)]          # v = -vee(L[:3, :3])
+        to_screw[k, 3:] = skw[3, :3]
+    return to_spatial.reshape(16, 36), to_screw
 
 
 def spatial_inertia(mass, first_moment, rot_inertia):
@@ -215,3 +296,9 @@ def spatial_inertia(mass, first_moment, rot_inertia):
     out[..., 3:, :3] = hx
     out[..., 3:, 3:] = rot_inertia
     return out
+
+
+_PSEUDO_TO_SPATIAL, _PLUCKER_TO_SCREW = _inverse_maps()
+_SWAP = [3, 4, 5, 0, 1, 2]                      # wrench [f; tau] <-> its line's twist [tau; f]
+_WRENCH_TO_PLUCKER = plucker_matrix(np.eye(6)[_SWAP]).reshape(6, 16)
+_PLUCKER_TO_WRENCH = _PLUCKER_TO_SCREW[:, _SWAP]

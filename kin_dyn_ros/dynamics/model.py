@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kinematics import joint_axes, joint_basis, spatial_inertia
+from .kinematics import body_terms, joint_axes, joint_basis, spatial_inertia
 from .spatial import skew
 from .urdf import MOVABLE_TYPES, load_urdf
 
@@ -48,6 +48,8 @@ class Model:
     basis: np.ndarray         # (n, 4, 16) local transform basis (kinematics.joint_basis)
     mass: np.ndarray          # (N,) kg
     inertia: np.ndarray       # (N, 6, 6) spatial inertia about the body origin, body axes
+    body_terms: np.ndarray    # (N, 4, 4) pseudo-inertia + scaled Plucker matrix (kinematics)
+    screw_unscale: np.ndarray # (n, 1) the inverse scales of those Plucker matrices
     frame_names: tuple        # every URDF link
     frame_body: np.ndarray    # (F,) body of each frame
     body_H_frame: np.ndarray  # (F, 4, 4)
@@ -225,6 +227,8 @@ def build_model(urdf, joints_name_list=None, root_link=None):
     revolute = np.array(revolute, dtype=bool)
     basis, paths = joint_basis(x0, screw, revolute), _paths(parent)
     axes = joint_axes(screw, revolute)
+    spatial = spatial_inertia(*(np.array(v) for v in zip(*inertia)))
+    terms, unscale = body_terms(spatial, screw)
     model = Model(
         name=spec.name, root_link=root, joint_names=tuple(names),
         joints_name_list=joints_name_list, coordinate=coordinate, internal=internal,
@@ -237,7 +241,8 @@ def build_model(urdf, joints_name_list=None, root_link=None):
         x0=x0, screw=screw, revolute=revolute,
         basis=basis,
         mass=np.array([m for m, _, _ in inertia]),
-        inertia=spatial_inertia(*(np.array(v) for v in zip(*inertia))),
+        inertia=spatial,
+        body_terms=terms, screw_unscale=unscale,
         frame_names=frame_names,
         frame_body=np.array([body_of[f] for f in frame_names], dtype=np.intp),
         body_H_frame=np.array([b_h_link[f] for f in frame_names]),

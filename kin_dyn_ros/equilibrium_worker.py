@@ -1,0 +1,150 @@
+"""Equilibrium torques in a worker process, so that the node's tick never waits for them.
+
+:func:`~.dynamics.equilibrium.equilibrium_torques` (an LSEI solved with NNLS) takes ~0.8 ms
+on iCub: inside a 1 kHz tick it would delay every due tick and the JointStates queued behind
+it. The node hands it to :class:`EquilibriumWorker` instead: one request in flight at a time
+and at most one waiting (a newer request replaces the waiting one, so the rate adapts to
+what the worker sustains and the answers stay recent), answered by a separate process that
+holds its own copy of the model, and published on a later tick with the stamp of the tick it
+was computed for.
+
+The worker imports no ROS: NumPy, SciPy and :mod:`kin_dyn_ros.dynamics` only. It is started
+(``spawn``, never ``fork``: the node's process runs DDS threads) on the first request, exits
+when the node closes the pipe or dies, and is restarted on the next request if it crashed.
+"""
+
+import multiprocessing
+
+__all__ = ["EquilibriumWorker"]
+
+_JOIN_S = 2.0
+
+
+def _serve(conn):
+    """The worker's loop: ``("model", kwargs)`` builds the model, ``("solve", key, w_H_b, s,
+    contacts)`` answers ``(key, EquilibriumTorques or ValueError)``; EOF ends it."""
+    from .dynamics import KinDynComputations
+    from .dynamics.equilibrium import equilibrium_torques
+
+    kd = None
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        if request[0] == "model":
+            kd = KinDynComputations(**request[1])
+            continue
+        key, w_H_b, s, contacts = request[1:]
+        try:
+            result = equilibrium_torques(kd, w_H_b, s, contacts)
+        except ValueError as exc:
+            result = exc
+        try:
+            conn.send((key, result))
+        except (BrokenPipeError, OSError):
+            return
+
+
+class EquilibriumWorker:
+    """Parent side: :meth:`set_model`, :meth:`submit`, :meth:`poll`, :meth:`close`.
+
+    Answers are matched to the model they were computed with: one computed for a model that
+    has since been replaced is dropped.
+    """
+
+    def __init__(self):
+        self._context = multiprocessing.get_context("spawn")
+        self._process = self._conn = self._model = self._waiting = None
+        self._generation, self._in_flight = 0, None
+
+    @property
+    def busy(self):
+        """True while a request is in flight."""
+        return self._in_flight is not None
+
+    def set_model(self, urdf, root_link=None, gravity=None):
+        """The model to solve on (KinDynComputations arguments); answers still in flight for
+        the previous one will be dropped."""
+        self._model = dict(urdf=urdf, root_link=root_link)
+        if gravity is not None:
+            self._model["gravity"] = gravity
+        self._generation += 1
+        self._waiting = None
+        if self._process is not None:
+            self._send(("model", self._model))
+
+    def submit(self, key, w_H_b, s, contacts):
+        """Ask for ``equilibrium_torques(kd, w_H_b, s, contacts)``; ``key`` comes back with the
+        answer. Sent at once when the worker is idle (returns True); while it is busy the
+        request waits for the answer in flight, replacing an older waiting one (returns
+        False). Ignored before :meth:`set_model` (returns False)."""
+        if self._model is None:
+            return False
+        request = ("solve", key, w_H_b, s, tuple(contacts))
+        if self.busy:
+            self._waiting = request
+            return False
+        return self._solve(request)
+
+    def _solve(self, request):
+        if self._process is None or not self._process.is_alive():
+            self._start()
+        if not self._send(request):
+            return False
+        self._in_flight = self._generation
+        return True
+
+    def poll(self):
+        """``(key, EquilibriumTorques or ValueError)`` when an answer for the current model has
+        arrived, else None. Never blocks. Raises RuntimeError when the worker died (it is
+        restarted on the next :meth:`submit`)."""
+        if not self.busy:
+            return None
+        try:
+            if not self._conn.poll():
+                if self._process.is_alive():
+                    return None
+                raise EOFError
+            key, result = self._conn.recv()
+        except (EOFError, OSError) as exc:
+            self._stop()
+            raise RuntimeError(f"the equilibrium worker process died ({exc!r}); restarting "
+                               f"it on the next due tick") from exc
+        generation, self._in_flight = self._in_flight, None
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            self._solve(waiting)
+        return (key, result) if generation == self._generation else None
+
+    def close(self):
+        """Stop the worker process (idempotent)."""
+        self._stop()
+
+    def _start(self):
+        self._stop()
+        self._conn, child = self._context.Pipe()
+        self._process = self._context.Process(target=_serve, args=(child,), daemon=True,
+                                              name="kin_dyn_equilibrium")
+        self._process.start()
+        child.close()
+        self._send(("model", self._model))
+
+    def _send(self, message):
+        try:
+            self._conn.send(message)
+            return True
+        except (BrokenPipeError, OSError):
+            self._stop()
+            return False
+
+    def _stop(self):
+        self._in_flight = self._waiting = None
+        if self._conn is not None:
+            self._conn.close()
+        if self._process is not None:
+            self._process.join(_JOIN_S)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join(_JOIN_S)
+        self._process = self._conn = None

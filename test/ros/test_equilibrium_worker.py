@@ -1,0 +1,141 @@
+"""kin_dyn_ros.equilibrium_worker: equilibrium torques answered by a separate process.
+
+Checked against the in-process core call (same function, same inputs: the answer must be
+bit-identical after the round trip through the pipe), plus the protocol: one request in
+flight and the newest one waiting, answers for a replaced model dropped, a dead worker
+reported and restarted.
+"""
+
+import os
+import pathlib
+import signal
+import time
+
+import icub_models
+import numpy as np
+import pytest
+
+from kin_dyn_ros.dynamics import KinDynComputations
+from kin_dyn_ros.dynamics.contacts import Contact
+from kin_dyn_ros.dynamics.equilibrium import equilibrium_torques
+from kin_dyn_ros.equilibrium_worker import EquilibriumWorker
+
+SOLE = np.array([[0.05, 0.025, 0.0], [-0.05, 0.025, 0.0], [-0.05, -0.025, 0.0],
+                 [0.05, -0.025, 0.0]])
+FEET = tuple(Contact(c, SOLE, [0, 0, 1], 0.6) for c in ('l_sole', 'r_sole'))
+ANSWER_S = 60.0     # the first answer includes the worker's start (imports, URDF parse)
+
+
+@pytest.fixture(scope='module')
+def icub_urdf():
+    return pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
+
+
+@pytest.fixture(scope='module')
+def standing(icub_urdf):
+    """(kd, w_H_b, s): iCub at a slightly bent posture, feet on the ground plane."""
+    kd = KinDynComputations(icub_urdf)
+    s = np.zeros(kd.NDoF)
+    s[kd.joints_name_list.index('torso_pitch')] = 0.2
+    w_H_b = np.eye(4)
+    w_H_b[2, 3] = -kd.forward_kinematics('l_sole', np.eye(4), s)[2, 3]
+    return kd, w_H_b, s
+
+
+@pytest.fixture
+def worker():
+    w = EquilibriumWorker()
+    yield w
+    w.close()
+
+
+def wait_answer(worker, timeout=ANSWER_S):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        answer = worker.poll()
+        if answer is not None:
+            return answer
+        if not worker.busy:
+            return None
+        time.sleep(0.005)
+    raise AssertionError(f'no answer from the worker in {timeout} s')
+
+
+def test_answer_equals_the_in_process_call(worker, icub_urdf, standing):
+    kd, w_H_b, s = standing
+    assert not worker.submit('k', w_H_b, s, FEET)      # no model yet: nothing sent
+    worker.set_model(icub_urdf)
+    assert worker.submit('k', w_H_b, s, FEET)
+    assert worker.busy
+    key, res = wait_answer(worker)
+    ref = equilibrium_torques(kd, w_H_b, s, FEET)
+    assert key == 'k' and not worker.busy
+    assert res.feasible and ref.feasible
+    np.testing.assert_array_equal(res.tau, ref.tau)
+    for got, want in zip(res.forces, ref.forces):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_one_in_flight_and_the_newest_waiting(worker, icub_urdf, standing):
+    kd, w_H_b, s = standing
+    worker.set_model(icub_urdf)
+    assert worker.submit('a', w_H_b, s, FEET)            # sent
+    bent = s.copy()
+    bent[kd.joints_name_list.index('torso_pitch')] = 0.4
+    assert not worker.submit('b', w_H_b, s, FEET)        # waits
+    assert not worker.submit('c', w_H_b, bent, FEET)     # replaces 'b'
+    assert wait_answer(worker)[0] == 'a'
+    assert worker.busy                                   # 'c' sent with the answer to 'a'
+    key, res = wait_answer(worker)
+    assert key == 'c' and not worker.busy
+    np.testing.assert_array_equal(res.tau, equilibrium_torques(kd, w_H_b, bent, FEET).tau)
+
+
+def test_errors_come_back_as_values(worker, icub_urdf, standing):
+    _, w_H_b, s = standing
+    worker.set_model(icub_urdf)
+    assert worker.submit(1, w_H_b, s[:-1], FEET)
+    key, res = wait_answer(worker)
+    assert key == 1 and isinstance(res, ValueError) and 'shape' in str(res)
+
+
+def test_an_answer_for_a_replaced_model_is_dropped(worker, icub_urdf, standing):
+    _, w_H_b, s = standing
+    worker.set_model(icub_urdf)
+    assert worker.submit('old', w_H_b, s, FEET)
+    assert not worker.submit('old, waiting', w_H_b, s, FEET)
+    worker.set_model(icub_urdf, gravity=np.array([0.0, 0.0, -1.62]))   # the Moon
+    assert wait_answer(worker) is None and not worker.busy   # both dropped
+    assert worker.submit('new', w_H_b, s, FEET)
+    key, res = wait_answer(worker)
+    moon = KinDynComputations(icub_urdf, gravity=np.array([0.0, 0.0, -1.62]))
+    assert key == 'new'
+    np.testing.assert_array_equal(res.tau, equilibrium_torques(moon, w_H_b, s, FEET).tau)
+
+
+def test_a_dead_worker_is_reported_and_restarted(worker, icub_urdf, standing):
+    _, w_H_b, s = standing
+    worker.set_model(icub_urdf)
+    assert worker.submit(0, w_H_b, s, FEET)
+    wait_answer(worker)
+    pid = worker._process.pid
+    assert worker.submit(1, w_H_b, s, FEET)
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(RuntimeError, match='worker process died'):
+        wait_answer(worker)
+    assert not worker.busy
+    assert worker.submit(2, w_H_b, s, FEET)             # a new process
+    assert worker._process.pid != pid
+    assert wait_answer(worker)[0] == 2
+
+
+def test_close_stops_the_process(icub_urdf, standing):
+    _, w_H_b, s = standing
+    worker = EquilibriumWorker()
+    worker.set_model(icub_urdf)
+    worker.submit(0, w_H_b, s, FEET)
+    process = worker._process
+    wait_answer(worker)
+    worker.close()
+    assert not process.is_alive()
+    worker.close()                                       # idempotent
