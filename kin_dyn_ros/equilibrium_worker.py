@@ -9,11 +9,17 @@ holds its own copy of the model, and published on a later tick with the stamp of
 was computed for.
 
 The worker imports no ROS: NumPy, SciPy and :mod:`kin_dyn_ros.dynamics` only. It is started
-(``spawn``, never ``fork``: the node's process runs DDS threads) on the first request, exits
-when the node closes the pipe or dies, and is restarted on the next request if it crashed.
+on the first request as ``python -m kin_dyn_ros.equilibrium_worker FD`` (a fresh interpreter:
+never ``fork``, the node's process runs DDS threads; and not multiprocessing's ``spawn``,
+which re-runs the parent's main script in the child), talks over a socket pair with
+:class:`multiprocessing.connection.Connection` (pickled messages), exits when the node closes
+the socket or dies, and is restarted on the next request if it crashed.
 """
 
-import multiprocessing
+import socket
+import subprocess
+import sys
+from multiprocessing.connection import Connection
 
 __all__ = ["EquilibriumWorker"]
 
@@ -54,7 +60,6 @@ class EquilibriumWorker:
     """
 
     def __init__(self):
-        self._context = multiprocessing.get_context("spawn")
         self._process = self._conn = self._model = self._waiting = None
         self._generation, self._in_flight = 0, None
 
@@ -88,7 +93,7 @@ class EquilibriumWorker:
         return self._solve(request)
 
     def _solve(self, request):
-        if self._process is None or not self._process.is_alive():
+        if self._process is None or self._process.poll() is not None:
             self._start()
         if not self._send(request):
             return False
@@ -103,9 +108,9 @@ class EquilibriumWorker:
             return None
         try:
             if not self._conn.poll():
-                if self._process.is_alive():
+                if self._process.poll() is None:
                     return None
-                raise EOFError
+                raise EOFError(f"exit code {self._process.returncode}")
             key, result = self._conn.recv()
         except (EOFError, OSError) as exc:
             self._stop()
@@ -123,11 +128,12 @@ class EquilibriumWorker:
 
     def _start(self):
         self._stop()
-        self._conn, child = self._context.Pipe()
-        self._process = self._context.Process(target=_serve, args=(child,), daemon=True,
-                                              name="kin_dyn_equilibrium")
-        self._process.start()
-        child.close()
+        mine, theirs = socket.socketpair()
+        with theirs:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", __name__, str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+        self._conn = Connection(mine.detach())
         self._send(("model", self._model))
 
     def _send(self, message):
@@ -143,8 +149,13 @@ class EquilibriumWorker:
         if self._conn is not None:
             self._conn.close()
         if self._process is not None:
-            self._process.join(_JOIN_S)
-            if self._process.is_alive():
+            try:
+                self._process.wait(_JOIN_S)     # it exits on the closed socket
+            except subprocess.TimeoutExpired:
                 self._process.kill()
-                self._process.join(_JOIN_S)
+                self._process.wait(_JOIN_S)
         self._process = self._conn = None
+
+
+if __name__ == "__main__":
+    _serve(Connection(int(sys.argv[1])))

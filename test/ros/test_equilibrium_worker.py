@@ -9,6 +9,8 @@ reported and restarted.
 import os
 import pathlib
 import signal
+import subprocess
+import sys
 import time
 
 import icub_models
@@ -137,5 +139,37 @@ def test_close_stops_the_process(icub_urdf, standing):
     process = worker._process
     wait_answer(worker)
     worker.close()
-    assert not process.is_alive()
+    assert process.poll() is not None
     worker.close()                                       # idempotent
+
+
+def test_a_script_without_a_main_guard_runs_once(tmp_path, icub_urdf, standing):
+    """The worker is a fresh interpreter on this module, not multiprocessing's spawn (which
+    would re-run the user's main script in the child)."""
+    _, w_H_b, s = standing
+    script = tmp_path / 'unguarded.py'
+    np.save(tmp_path / 'state.npy', np.concatenate([w_H_b.ravel(), s]))
+    script.write_text(f'''
+import pathlib, time
+import numpy as np
+from kin_dyn_ros.dynamics.contacts import Contact
+from kin_dyn_ros.equilibrium_worker import EquilibriumWorker
+print("script ran", flush=True)
+x = np.load({str(tmp_path / 'state.npy')!r})
+worker = EquilibriumWorker()
+worker.set_model(pathlib.Path({icub_models.get_model_file('iCubGazeboV2_5').__str__()!r}).read_text())
+sole = np.array({SOLE.tolist()!r})
+worker.submit(0, x[:16].reshape(4, 4), x[16:],
+              [Contact(c, sole, [0, 0, 1], 0.6) for c in ('l_sole', 'r_sole')])
+end = time.monotonic() + {ANSWER_S}
+answer = None
+while answer is None and time.monotonic() < end:
+    answer = worker.poll()
+    time.sleep(0.005)
+print("feasible", answer[1].feasible, flush=True)
+worker.close()
+''')
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=2 * ANSWER_S, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count('script ran') == 1 and 'feasible True' in out.stdout, out.stdout
