@@ -20,7 +20,7 @@ import pytest
 from kin_dyn_ros.dynamics import KinDynComputations
 from kin_dyn_ros.dynamics.contacts import Contact
 from kin_dyn_ros.dynamics.equilibrium import equilibrium_torques
-from kin_dyn_ros.equilibrium_worker import EquilibriumWorker
+from kin_dyn_ros.equilibrium_worker import NICE, EquilibriumWorker
 
 SOLE = np.array([[0.05, 0.025, 0.0], [-0.05, 0.025, 0.0], [-0.05, -0.025, 0.0],
                  [0.05, -0.025, 0.0]])
@@ -93,6 +93,16 @@ def test_one_in_flight_and_the_newest_waiting(worker, icub_urdf, standing):
     np.testing.assert_array_equal(res.tau, equilibrium_torques(kd, w_H_b, bent, FEET).tau)
 
 
+def test_the_worker_runs_at_a_lower_priority(worker, icub_urdf, standing):
+    _, w_H_b, s = standing
+    worker.set_model(icub_urdf)
+    assert worker.submit(0, w_H_b, s, FEET)
+    wait_answer(worker)
+    niceness = int(pathlib.Path(f'/proc/{worker._process.pid}/stat').read_text()
+                   .rsplit(')', 1)[1].split()[16])
+    assert niceness == min(19, os.nice(0) + NICE)
+
+
 def test_errors_come_back_as_values(worker, icub_urdf, standing):
     _, w_H_b, s = standing
     worker.set_model(icub_urdf)
@@ -153,7 +163,7 @@ def test_a_script_without_a_main_guard_runs_once(tmp_path, icub_urdf, standing):
 import pathlib, time
 import numpy as np
 from kin_dyn_ros.dynamics.contacts import Contact
-from kin_dyn_ros.equilibrium_worker import EquilibriumWorker
+from kin_dyn_ros.equilibrium_worker import NICE, EquilibriumWorker
 print("script ran", flush=True)
 x = np.load({str(tmp_path / 'state.npy')!r})
 worker = EquilibriumWorker()
