@@ -21,7 +21,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import icub_models  # noqa: E402
 import rclpy  # noqa: E402
 from builtin_interfaces.msg import Time  # noqa: E402
 from geometry_msgs.msg import PolygonStamped  # noqa: E402
@@ -34,7 +33,6 @@ from visualization_msgs.msg import Marker  # noqa: E402
 from kin_dyn_ros.contact_mechanics import (INSIDE_RGBA, MARKER_NS, OUTSIDE_RGBA,  # noqa: E402
                                            ground_support)
 from kin_dyn_ros.conversions import matrix_to_pose  # noqa: E402
-from kin_dyn_ros.dynamics import KinDynComputations  # noqa: E402
 from kin_dyn_ros.dynamics.contacts import Contact, contact_poses, support_polygon  # noqa: E402
 from kin_dyn_ros.dynamics.equilibrium import com_equilibrium, equilibrium_torques  # noqa: E402
 from kin_dyn_ros.node import KinDynNode  # noqa: E402
@@ -64,16 +62,6 @@ F32 = dict(rtol=2.0 ** -24, atol=1e-9)     # Point32: float32 rounding of the co
 
 
 # -- fixtures --------------------------------------------------------------------------------
-@pytest.fixture(scope='module')
-def icub_urdf():
-    return pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
-
-
-@pytest.fixture(scope='module')
-def ref(icub_urdf):
-    return KinDynComputations(icub_urdf)
-
-
 @pytest.fixture(scope='module')
 def ros_context():
     yield from loopback_context(90, 100)

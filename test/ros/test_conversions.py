@@ -12,7 +12,6 @@ import sys
 import numpy as np
 import pytest
 
-import icub_models  # noqa: E402
 from builtin_interfaces.msg import Time  # noqa: E402
 from geometry_msgs.msg import Pose, Transform, Twist, Wrench  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -36,11 +35,6 @@ pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:Dep
 
 REPS = list(Representations)
 
-
-
-@pytest.fixture(scope='module')
-def icub_urdf():
-    return pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
 
 
 @pytest.fixture(scope='module')

@@ -29,11 +29,6 @@ ANSWER_S = 60.0     # the first answer includes the worker's start (imports, URD
 
 
 @pytest.fixture(scope='module')
-def icub_urdf():
-    return pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
-
-
-@pytest.fixture(scope='module')
 def standing(icub_urdf):
     """(kd, w_H_b, s): iCub at a slightly bent posture, feet on the ground plane."""
     kd = KinDynComputations(icub_urdf)

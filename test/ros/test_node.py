@@ -21,7 +21,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import icub_models  # noqa: E402
 import rclpy  # noqa: E402
 from builtin_interfaces.msg import Time  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
@@ -61,17 +60,6 @@ ORACLE = dict(rtol=1e-9, atol=1e-9)     # vs Pinocchio
 
 
 # -- fixtures ------------------------------------------------------------------------------
-@pytest.fixture(scope='module')
-def icub_urdf():
-    return pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
-
-
-@pytest.fixture(scope='module')
-def ref(icub_urdf):
-    """The reference core, in the node's default (MIXED) representation."""
-    return KinDynComputations(icub_urdf)
-
-
 @pytest.fixture(scope='module')
 def pin(icub_urdf, ref):
     return PinocchioOracle(icub_urdf, ref.joints_name_list)
