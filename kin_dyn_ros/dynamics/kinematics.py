@@ -204,16 +204,6 @@ def forward_pass(model, w_H_b, q):
                       composite.reshape(-1, 6, 6))
 
 
-def motion_transforms(poses):
-    """C_X_body (N, 6, 6) = [[R, p^ R], [0, R]] for motion vectors, from poses (N, 4, 4)."""
-    rot, pos = poses[:, :3, :3], poses[:, :3, 3]
-    x = np.zeros((len(poses), 6, 6))
-    x[:, :3, :3] = rot
-    x[:, 3:, 3:] = rot
-    x[:, :3, 3:] = skew(pos) @ rot
-    return x
-
-
 def body_terms(inertia, screw):
     """``(X, unscale)`` of :func:`forward_pass`, built once with the model
     (``Model.body_terms``, ``Model.screw_unscale``) from the body inertias (N, 6, 6) and the
