@@ -15,8 +15,8 @@ Inertias and joint screws are mapped to C with the (4, 4) poses themselves, by c
 ``T X T^T``: a spatial inertia as its pseudo-inertia matrix (symmetric) and a screw as its
 Plücker matrix (antisymmetric), see :func:`pseudo_inertia` and :func:`plucker_matrix`. A
 congruence keeps the symmetric and antisymmetric parts apart, so each body carries the sum of
-its two (:func:`body_terms`, built with the model) and two batched (4, 4) products map all inertias and joint screws,
-instead of building (6, 6) transforms and multiplying by them.
+its two (:func:`body_terms`, built with the model) and two batched (4, 4) products map all
+inertias and joint screws, instead of building (6, 6) transforms and multiplying by them.
 
 Single-frame calls (Jacobians, forward kinematics of one frame) walk only the path from the
 base to the frame: :func:`chain_poses`, then :func:`path_columns` for the Jacobian columns.
@@ -30,7 +30,8 @@ import numpy as np
 from .spatial import cross3, skew
 
 __all__ = ["Kinematics", "forward_pass", "body_poses", "chain_poses", "chain_product",
-           "path_columns", "joint_axes", "pseudo_inertia", "plucker_matrix", "transform_wrench",
+           "path_columns", "joint_axes", "body_terms", "pseudo_inertia", "plucker_matrix",
+           "transform_wrench",
            "local_transforms", "joint_basis", "spatial_inertia"]
 
 _EYE4 = np.eye(4)
