@@ -14,10 +14,13 @@ never ``fork``, the node's process runs DDS threads; and not multiprocessing's `
 which re-runs the parent's main script in the child), talks over a socket pair with
 :class:`multiprocessing.connection.Connection` (pickled messages), exits when the node closes
 the socket or dies, and is restarted on the next request if it crashed. It runs at a lower
-CPU priority (nice +10) than the node: on a machine with few cores the tick comes first.
+CPU priority (nice +10) than the node: on a machine with few cores the tick comes first. It
+ignores SIGINT (Ctrl-C in a terminal reaches the whole process group): it stops when the
+node, shutting down, closes the socket.
 """
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -39,7 +42,7 @@ def _serve(conn):
     while True:
         try:
             request = conn.recv()
-        except (EOFError, OSError, KeyboardInterrupt):
+        except (EOFError, OSError):
             return
         if request[0] == "model":
             kd = KinDynComputations(**request[1])
@@ -161,6 +164,7 @@ class EquilibriumWorker:
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         os.nice(NICE)
     except OSError:     # not permitted here: run at the node's priority

@@ -136,6 +136,19 @@ def test_a_dead_worker_is_reported_and_restarted(worker, icub_urdf, standing):
     assert wait_answer(worker)[0] == 2
 
 
+def test_sigint_to_the_worker_is_ignored(worker, icub_urdf, standing):
+    """Ctrl-C reaches the whole process group: the worker keeps serving until the node closes
+    the socket."""
+    _, w_H_b, s = standing
+    worker.set_model(icub_urdf)
+    assert worker.submit(0, w_H_b, s, FEET)
+    wait_answer(worker)
+    assert worker.submit(1, w_H_b, s, FEET)
+    os.kill(worker._process.pid, signal.SIGINT)
+    assert wait_answer(worker)[0] == 1
+    assert worker._process.poll() is None
+
+
 def test_close_stops_the_process(icub_urdf, standing):
     _, w_H_b, s = standing
     worker = EquilibriumWorker()
