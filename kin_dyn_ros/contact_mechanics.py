@@ -354,7 +354,7 @@ class ContactMechanics:
         try:
             answer = self._worker.poll()
         except RuntimeError as exc:
-            self._logger.error(str(exc))
+            self._log.warning("equilibrium worker", str(exc))
             return
         if answer is None:
             return

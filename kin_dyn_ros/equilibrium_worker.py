@@ -13,7 +13,8 @@ on the first request as ``python -m kin_dyn_ros.equilibrium_worker FD`` (a fresh
 never ``fork``, the node's process runs DDS threads; and not multiprocessing's ``spawn``,
 which re-runs the parent's main script in the child), talks over a socket pair with
 :class:`multiprocessing.connection.Connection` (pickled messages), exits when the node closes
-the socket or dies, and is restarted on the next request if it crashed. It runs at a lower
+the socket or dies, and is restarted on the next request if it crashed (at most once per
+``restart_s``, so that a worker that cannot start does not cost a process per tick). It runs at a lower
 CPU priority (nice +10) than the node: on a machine with few cores the tick comes first. It
 ignores SIGINT (Ctrl-C in a terminal reaches the whole process group): it stops when the
 node, shutting down, closes the socket.
@@ -24,6 +25,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from multiprocessing.connection import Connection
 
 __all__ = ["EquilibriumWorker"]
@@ -65,9 +67,11 @@ class EquilibriumWorker:
     has since been replaced is dropped.
     """
 
-    def __init__(self):
+    def __init__(self, restart_s=1.0):
         self._process = self._conn = self._model = self._waiting = None
         self._generation, self._in_flight = 0, None
+        self._restart_s, self._died = float(restart_s), None   # monotonic time of a death
+        self._start_error = None
 
     @property
     def busy(self):
@@ -89,8 +93,10 @@ class EquilibriumWorker:
         """Ask for ``equilibrium_torques(kd, w_H_b, s, contacts)``; ``key`` comes back with the
         answer. Sent at once when the worker is idle (returns True); while it is busy the
         request waits for the answer in flight, replacing an older waiting one (returns
-        False). Ignored before :meth:`set_model` (returns False)."""
-        if self._model is None:
+        False). Ignored before :meth:`set_model`, and within ``restart_s`` of the worker's
+        death (returns False)."""
+        if self._model is None or (self._died is not None
+                                   and time.monotonic() - self._died < self._restart_s):
             return False
         request = ("solve", key, w_H_b, s, tuple(contacts))
         if self.busy:
@@ -100,7 +106,12 @@ class EquilibriumWorker:
 
     def _solve(self, request):
         if self._process is None or self._process.poll() is not None:
-            self._start()
+            try:
+                self._start()
+            except OSError as exc:          # e.g. the interpreter cannot be run
+                self._stop()
+                self._died, self._start_error = time.monotonic(), exc
+                return False
         if not self._send(request):
             return False
         self._in_flight = self._generation
@@ -108,8 +119,12 @@ class EquilibriumWorker:
 
     def poll(self):
         """``(key, EquilibriumTorques or ValueError)`` when an answer for the current model has
-        arrived, else None. Never blocks. Raises RuntimeError when the worker died (it is
-        restarted on the next :meth:`submit`)."""
+        arrived, else None. Never blocks. Raises RuntimeError, once, when the worker died or
+        could not be started (:meth:`submit` starts a new one after ``restart_s``)."""
+        if self._start_error is not None:
+            exc, self._start_error = self._start_error, None
+            raise RuntimeError(f"could not start the equilibrium worker process ({exc!r}); "
+                               f"trying again on a due tick after {self._restart_s:g} s")
         if not self.busy:
             return None
         try:
@@ -120,8 +135,9 @@ class EquilibriumWorker:
             key, result = self._conn.recv()
         except (EOFError, OSError) as exc:
             self._stop()
+            self._died = time.monotonic()
             raise RuntimeError(f"the equilibrium worker process died ({exc!r}); restarting "
-                               f"it on the next due tick") from exc
+                               f"it on a due tick after {self._restart_s:g} s") from exc
         generation, self._in_flight = self._in_flight, None
         waiting, self._waiting = self._waiting, None
         if waiting is not None:

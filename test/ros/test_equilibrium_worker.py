@@ -120,8 +120,9 @@ def test_an_answer_for_a_replaced_model_is_dropped(worker, icub_urdf, standing):
     np.testing.assert_array_equal(res.tau, equilibrium_torques(moon, w_H_b, s, FEET).tau)
 
 
-def test_a_dead_worker_is_reported_and_restarted(worker, icub_urdf, standing):
+def test_a_dead_worker_is_reported_and_restarted(icub_urdf, standing):
     _, w_H_b, s = standing
+    worker = EquilibriumWorker(restart_s=0.5)
     worker.set_model(icub_urdf)
     assert worker.submit(0, w_H_b, s, FEET)
     wait_answer(worker)
@@ -130,10 +131,17 @@ def test_a_dead_worker_is_reported_and_restarted(worker, icub_urdf, standing):
     os.kill(pid, signal.SIGKILL)
     with pytest.raises(RuntimeError, match='worker process died'):
         wait_answer(worker)
+    died = time.monotonic()
     assert not worker.busy
-    assert worker.submit(2, w_H_b, s, FEET)             # a new process
-    assert worker._process.pid != pid
-    assert wait_answer(worker)[0] == 2
+    assert not worker.submit(2, w_H_b, s, FEET)         # not again within restart_s
+    while time.monotonic() - died < 0.5:
+        time.sleep(0.05)
+    try:
+        assert worker.submit(3, w_H_b, s, FEET)         # a new process
+        assert worker._process.pid != pid
+        assert wait_answer(worker)[0] == 3
+    finally:
+        worker.close()
 
 
 def test_sigint_to_the_worker_is_ignored(worker, icub_urdf, standing):
@@ -147,6 +155,20 @@ def test_sigint_to_the_worker_is_ignored(worker, icub_urdf, standing):
     os.kill(worker._process.pid, signal.SIGINT)
     assert wait_answer(worker)[0] == 1
     assert worker._process.poll() is None
+
+
+def test_a_worker_that_cannot_start_is_reported(monkeypatch, icub_urdf, standing):
+    """An interpreter that cannot be run: submit returns False, poll reports it once."""
+    _, w_H_b, s = standing
+    worker = EquilibriumWorker(restart_s=60.0)
+    worker.set_model(icub_urdf)
+    monkeypatch.setattr(sys, 'executable', '/nonexistent/python')
+    assert not worker.submit(0, w_H_b, s, FEET)
+    with pytest.raises(RuntimeError, match='could not start the equilibrium worker'):
+        worker.poll()
+    assert worker.poll() is None and not worker.busy
+    assert not worker.submit(1, w_H_b, s, FEET)         # within restart_s: not retried
+    worker.close()
 
 
 def test_close_stops_the_process(icub_urdf, standing):
