@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["checked_array"]
+__all__ = ["checked_array", "checked_arrays"]
 
 
 def checked_array(name, value, shape):
@@ -14,3 +14,19 @@ def checked_array(name, value, shape):
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf")
     return arr
+
+
+def checked_arrays(*items):
+    """:func:`checked_array` of each ``(name, value, shape)`` (a None value stays None), with
+    one finiteness test for all of them; when a shape or that test fails, the items are
+    checked one by one, so that the first bad one raises exactly as :func:`checked_array`."""
+    try:
+        given = [(np.asarray(v, dtype=float), shape) for _, v, shape in items if v is not None]
+        valid = all(a.shape == shape for a, shape in given) and np.isfinite(
+            np.concatenate([a.ravel() for a, _ in given])).all()
+    except (TypeError, ValueError):
+        valid = False
+    if not valid:
+        return [None if v is None else checked_array(name, v, shape) for name, v, shape in items]
+    arrays = iter(a for a, _ in given)
+    return [None if v is None else next(arrays) for _, v, _ in items]

@@ -24,7 +24,7 @@ from functools import cached_property
 import numpy as np
 
 from . import algorithms as alg
-from .checks import checked_array
+from .checks import checked_array, checked_arrays
 from .kinematics import chain_poses, chain_product, forward_pass, path_columns, transform_wrench
 from .model import build_model
 from .representations import (Representations, base_drift, base_transform, base_transform_dot,
@@ -36,7 +36,6 @@ __all__ = ["KinDynComputations", "TickResult"]
 
 _ORIGIN = np.zeros(3)
 _ORIGIN.flags.writeable = False
-_BASE_COLUMNS = np.arange(6)
 
 
 @dataclass(frozen=True)
@@ -70,22 +69,6 @@ class TickResult:
     @cached_property
     def world_H_frames(self):
         return self._frame_poses()
-
-
-def _checked_arrays(*items):
-    """:func:`checked_array` of each ``(name, value, shape)``, a None value staying None, with
-    one finiteness test for all of them; when a test fails, the items are checked one by one,
-    so that the first bad one raises as there."""
-    try:
-        arrays = [None if v is None else np.asarray(v, dtype=float) for _, v, _ in items]
-        given = [a for a in arrays if a is not None]
-        valid = [a.shape for a in given] == [shape for _, v, shape in items if v is not None] \
-            and np.isfinite(np.concatenate([a.ravel() for a in given])).all()
-    except (TypeError, ValueError):
-        valid = False
-    if valid:
-        return arrays
-    return [None if v is None else checked_array(name, v, shape) for name, v, shape in items]
 
 
 class KinDynComputations:
@@ -380,7 +363,7 @@ class KinDynComputations:
         """
         model = self.model
         n = (model.n,)
-        w_H_b, s, base_vel, s_dot, tau = _checked_arrays(
+        w_H_b, s, base_vel, s_dot, tau = checked_arrays(
             ("w_H_b", w_H_b, (4, 4)), ("s", s, n), ("base_vel", base_vel, (6,)),
             ("s_dot", s_dot, n), ("tau", tau, n))
         kin = forward_pass(model, w_H_b, s[model.coordinate])

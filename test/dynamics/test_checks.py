@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from kin_dyn_ros.dynamics.checks import checked_array
+from kin_dyn_ros.dynamics.checks import checked_array, checked_arrays
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
@@ -41,3 +41,17 @@ def test_jacobian_dot_names_the_bad_argument(core_models, arg):
     args[arg].flat[-1] = np.nan
     with pytest.raises(ValueError, match=f"{arg} contains NaN or inf"):
         icub.jacobian_dot("l_sole", args["w_H_b"], args["s"], args["base_vel"], args["s_dot"])
+
+
+def test_checked_arrays_as_checked_array_one_by_one():
+    items = [("a", np.eye(2), (2, 2)), ("b", None, (3,)), ("c", [1, 2, 3], (3,))]
+    a, b, c = checked_arrays(*items)
+    assert b is None and a.dtype == c.dtype == np.float64
+    np.testing.assert_array_equal(a, np.eye(2))
+    np.testing.assert_array_equal(c, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"expected c with shape \(3,\), got \(2,\)"):
+        checked_arrays(("a", np.eye(2), (2, 2)), ("c", [1.0, 2.0], (3,)))
+    with pytest.raises(ValueError, match="a contains NaN or inf"):      # the first bad one
+        checked_arrays(("a", [np.inf], (1,)), ("c", [np.nan], (1,)))
+    with pytest.raises(ValueError, match="c contains NaN or inf"):
+        checked_arrays(("a", [1.0], (1,)), ("c", [np.nan], (1,)))
