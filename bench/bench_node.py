@@ -9,7 +9,8 @@ Three processes on loopback DDS:
   velocities and efforts, so forward dynamics runs) at the rate under test, stamped with the
   wall clock at publication, plus odometry of the root link and both foot wrenches at
   ``--aux-rate``;
-- this process: publishes the description, receives every per-tick output as raw bytes
+- this process: publishes the description, waits for the node's /tf_static (the model is
+  loaded), receives every per-tick output as raw bytes
   (the stamp is read from the CDR header, no deserialisation) and computes, per output,
   the latency from the JointState's publication (its stamp) to reception (the middleware's
   reception time where rclpy gives it, Jazzy; else when the callback runs), and the
@@ -40,6 +41,7 @@ import signal
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -47,6 +49,7 @@ import numpy as np
 REPO = pathlib.Path(__file__).resolve().parents[1]
 NODE = 'kin_dyn_node'
 WARMUP_S = 0.5
+MODEL_WAIT_S = 60.0     # for the node to load the model (its /tf_static) before measuring
 # output key -> (topic, byte offset of header.stamp in the CDR data incl. the 4-byte
 # encapsulation header: arrays have a 4-byte length first)
 OUTPUTS = {'tf': ('/tf', 8), 'com': (f'/{NODE}/com', 4),
@@ -141,19 +144,38 @@ def output_types():
 
 
 class Receiver:
-    """Raw subscriptions to every per-tick output; records (stamp, arrival) in ns."""
+    """Raw subscriptions to every per-tick output; records (stamp, arrival) in ns.
+
+    The messages are taken on a :class:`kin_dyn_ros.sensor_thread.SensorThread`, as the node
+    takes its inputs: at 5 outputs per tick, rclpy's executor would cost this process ~40 %
+    of a core at 1 kHz, CPU the node under test then competes for.
+    """
 
     def __init__(self, node):
         from rclpy.qos import QoSProfile
         from rclpy.subscription import Subscription
-        from kin_dyn_ros.outputs import NO_SUBSCRIPTION_EVENTS, TF_QOS
-        # rclpy passes the message info (with the reception time) to 2-argument callbacks
-        self.with_info = hasattr(Subscription, 'CallbackType')     # Jazzy and newer
+        from kin_dyn_ros.outputs import LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, TF_QOS
+        from kin_dyn_ros.sensor_thread import SensorThread
+        # the message info holds the middleware's reception time on Jazzy and newer
+        self.with_info = hasattr(Subscription, 'CallbackType')
+        self.thread = SensorThread(node, self._on_error, with_info=self.with_info)
         self.records = {key: [] for key in OUTPUTS}
+        # the node publishes /tf_static (latched) when it has loaded the model
+        self.model_loaded = threading.Event()
+        node.create_subscription(output_types()['tf'], '/tf_static',
+                                 lambda *_: self.model_loaded.set(), LATCHED_QOS, raw=True,
+                                 event_callbacks=NO_SUBSCRIPTION_EVENTS,
+                                 callback_group=self.thread.group)
         for key, (topic, offset) in OUTPUTS.items():
             qos = TF_QOS if key == 'tf' else QoSProfile(depth=1000)
             node.create_subscription(output_types()[key], topic, self._callback(key, offset),
-                                     qos, raw=True, event_callbacks=NO_SUBSCRIPTION_EVENTS)
+                                     qos, raw=True, event_callbacks=NO_SUBSCRIPTION_EVENTS,
+                                     callback_group=self.thread.group)
+        self.thread.start()
+
+    @staticmethod
+    def _on_error(sub, exc):
+        print(f'receiver: {getattr(sub, "topic_name", "wait")}: {exc!r}', file=sys.stderr)
 
     def _callback(self, key, offset):
         records, unpack = self.records[key], struct.Struct('<iI').unpack_from
@@ -172,16 +194,13 @@ class Receiver:
             r.clear()
 
 
-def measure(executor, receiver, rate, duration, aux_rate):
+def measure(receiver, rate, duration, aux_rate):
     receiver.clear()
     pub = subprocess.Popen([sys.executable, __file__, '--publish', '--rate', str(rate),
                             '--duration', str(duration), '--aux-rate', str(aux_rate)],
                            stdout=subprocess.PIPE, text=True, env=dict(os.environ))
-    while pub.poll() is None:
-        executor.spin_once(timeout_sec=0.01)
-    end = time.monotonic() + 0.5              # drain what is still in flight
-    while time.monotonic() < end:
-        executor.spin_once(timeout_sec=0.01)
+    pub.wait()
+    time.sleep(0.5)              # what is still in flight
     sent = json.loads(pub.stdout.read().strip().splitlines()[-1])
     # the first WARMUP_S of each run are left out (publisher start, first ticks)
     first = sent['first_ns'] + int(WARMUP_S * 1e9)
@@ -246,7 +265,6 @@ def main():
         return publish(args.rate, args.duration, args.aux_rate)
 
     import rclpy
-    from rclpy.executors import SingleThreadedExecutor
     from std_msgs.msg import String
     from kin_dyn_ros.outputs import LATCHED_QOS
 
@@ -256,29 +274,32 @@ def main():
     rclpy.init()
     # a lean receiver: no parameter services, no QoS event handlers (fewer waitables per wake)
     node = rclpy.create_node('kin_dyn_bench_receiver', start_parameter_services=False)
-    executor = SingleThreadedExecutor()
-    executor.add_node(node)
+    receiver = None
     try:
         description = node.create_publisher(String, 'robot_description', LATCHED_QOS)
         description.publish(String(data=icub_urdf()))
         receiver = Receiver(node)
         if receiver.with_info:
-            # Lower the priority of this (main) thread only: Linux nice is per thread, so
-            # the middleware threads that stamp the reception keep theirs; the node under
-            # test then wins the CPU when the two cores are contended.
-            os.nice(10)
+            # Lower the priority of the receiving thread only (Linux nice is per thread):
+            # the middleware threads that stamp the reception keep theirs, and the node
+            # under test wins the CPU when the two cores are contended.
+            os.setpriority(os.PRIO_PROCESS, receiver.thread.native_id, 10)
+        if not receiver.model_loaded.wait(MODEL_WAIT_S):
+            print(f'the node published no /tf_static in {MODEL_WAIT_S} s: no model loaded',
+                  file=sys.stderr)
+            return 1
         rows = []
         for rate in args.rates:
-            rows.append(measure(executor, receiver, int(rate), args.duration, args.aux_rate))
+            rows.append(measure(receiver, int(rate), args.duration, args.aux_rate))
             print(f'{int(rate)} Hz done', file=sys.stderr, flush=True)
         print_table(rows)
     finally:
-        executor.shutdown()
+        if receiver is not None:
+            receiver.thread.stop()
         node.destroy_node()
         rclpy.try_shutdown()
         node_proc.send_signal(signal.SIGINT)
         node_proc.wait(timeout=20)
-
 
 if __name__ == '__main__':
     sys.exit(main())

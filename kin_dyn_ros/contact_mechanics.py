@@ -9,8 +9,9 @@ one the tick used, within ``wrench_timeout``) along the contact normal exceeds
 ``contact_force_threshold`` [N]; the wrench is the force the environment applies to the link.
 
 At ``equilibrium_rate`` [Hz, counted in JointState stamps; 0 = off], on the ticks that are
-due (:meth:`ContactMechanics.update` before the tick's outputs, :meth:`ContactMechanics.publish`
-after them), when the node has contacts:
+due (:meth:`ContactMechanics.update`, the node's ~/markers, then
+:meth:`ContactMechanics.publish`, all after the tick's other outputs), when the node has
+contacts:
 
 - ``~/support_polygon`` (geometry_msgs/PolygonStamped, world_frame): the convex hull of the
   active contact points projected along gravity, counter-clockwise seen from above, on the
@@ -265,6 +266,8 @@ class ContactMechanics:
             if model != self._worker_model:
                 self._worker.set_model(urdf, model[1], kd.gravity)
                 self._worker_model = model
+            if names and settings.equilibrium_rate > 0:
+                self._worker.start()    # its start-up now, not during the first ticks
         geometry = {g[0]: g for g in settings.contact_geometry}
         self._kd, self._settings = kd, settings
         self._contacts = {} if kd is None else {c: make_contact(geometry[c]) for c in names}

@@ -9,14 +9,17 @@ holds its own copy of the model, and published on a later tick with the stamp of
 was computed for.
 
 The worker imports no ROS: NumPy, SciPy and :mod:`kin_dyn_ros.dynamics` only. It is started
-on the first request as ``python -m kin_dyn_ros.equilibrium_worker FD`` (a fresh interpreter:
+by :meth:`EquilibriumWorker.start` or on the first request, as
+``python -m kin_dyn_ros.equilibrium_worker FD`` (a fresh interpreter:
 never ``fork``, the node's process runs DDS threads; and not multiprocessing's ``spawn``,
 which re-runs the parent's main script in the child), talks over a socket pair with
 :class:`multiprocessing.connection.Connection` (pickled messages), exits when the node closes
 the socket or dies, and is restarted on the next request if it crashed (at most once per
-``restart_s``, so that a worker that cannot start does not cost a process per tick). It runs at a lower
-CPU priority (nice +10) than the node: on a machine with few cores the tick comes first. It
-ignores SIGINT (Ctrl-C in a terminal reaches the whole process group): it stops when the
+``restart_s``, so that a worker that cannot start does not cost a process per tick). It runs
+under SCHED_IDLE (Linux; elsewhere nice +10): it uses only CPU time the node's threads leave,
+and, unlike a merely niced process, never preempts the tick when a request wakes it (at nice
++10, handing a request over cost the tick ~0.3 ms on a 2-core machine). Under full load its
+answers then come late or not at all, never the tick. It ignores SIGINT (Ctrl-C in a terminal reaches the whole process group): it stops when the
 node, shutting down, closes the socket.
 """
 
@@ -78,6 +81,28 @@ class EquilibriumWorker:
         """True while a request is in flight."""
         return self._in_flight is not None
 
+    @property
+    def running(self):
+        """True while the worker process runs."""
+        return self._process is not None and self._process.poll() is None
+
+    def start(self):
+        """Start the worker process now, if it does not run, rather than on the next request:
+        its start-up (~1 s of CPU: the interpreter, NumPy, SciPy, the model) then happens at
+        configuration, not while the node ticks. Returns whether it runs; a failure to start
+        is raised by the next :meth:`poll`. False before :meth:`set_model`."""
+        if self._model is None:
+            return False
+        if self.running:
+            return True
+        try:
+            self._start()
+        except OSError as exc:          # e.g. the interpreter cannot be run
+            self._stop()
+            self._died, self._start_error = time.monotonic(), exc
+            return False
+        return True
+
     def set_model(self, urdf, root_link=None, gravity=None):
         """The model to solve on (KinDynComputations arguments); answers still in flight for
         the previous one will be dropped."""
@@ -105,14 +130,7 @@ class EquilibriumWorker:
         return self._solve(request)
 
     def _solve(self, request):
-        if self._process is None or self._process.poll() is not None:
-            try:
-                self._start()
-            except OSError as exc:          # e.g. the interpreter cannot be run
-                self._stop()
-                self._died, self._start_error = time.monotonic(), exc
-                return False
-        if not self._send(request):
+        if not self.start() or not self._send(request):
             return False
         self._in_flight = self._generation
         return True
@@ -128,10 +146,8 @@ class EquilibriumWorker:
         if not self.busy:
             return None
         try:
-            if not self._conn.poll():
-                if self._process.poll() is None:
-                    return None
-                raise EOFError(f"exit code {self._process.returncode}")
+            if not self._conn.poll():    # a dead worker's socket polls readable (EOF)
+                return None
             key, result = self._conn.recv()
         except (EOFError, OSError) as exc:
             self._stop()
@@ -179,10 +195,21 @@ class EquilibriumWorker:
         self._process = self._conn = None
 
 
-if __name__ == "__main__":
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _lower_priority():
+    """SCHED_IDLE where the OS has it (Linux), else nice +NICE; at the node's priority when
+    neither is permitted."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        return
+    except (AttributeError, OSError):
+        pass
     try:
         os.nice(NICE)
-    except OSError:     # not permitted here: run at the node's priority
+    except OSError:
         pass
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _lower_priority()
     _serve(Connection(int(sys.argv[1])))

@@ -27,8 +27,10 @@ Choices where the requirements are open:
   an effort; otherwise it is skipped with a throttled note (and in /diagnostics).
 """
 
+import functools
 import gc
 import os
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -61,6 +63,7 @@ from .dynamics import KinDynComputations, Representations
 from .markers import MarkerSet
 from .outputs import (LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, Publishers, TickMessages,
                       static_transforms)
+from .sensor_thread import SensorThread
 from .services import DynamicsServices, MeasuredState
 from .settings import MODEL_FIELDS, declare_settings, updated_settings
 from .throttle import ThrottledLogger
@@ -111,12 +114,21 @@ class _Timed:
 class KinDynNode(Node):
     """The node; ``kwargs`` go to rclpy's Node (context, parameter_overrides, namespace).
 
+    Threads: with ``sensor_thread`` (the default) the sensor subscriptions (joint_states,
+    odometry, wrenches) run on the node's :class:`.sensor_thread.SensorThread`, everything
+    else on the executor that spins the node. Every callback of the node (its own and
+    rclpy's parameter services; see :meth:`create_subscription`) and the set-parameters
+    callback run under one lock, so they never overlap.
+
     Raises ValueError when a parameter is invalid.
     """
 
     def __init__(self, **kwargs):
+        self._lock = threading.RLock()    # before Node's own services are made
         super().__init__("kin_dyn_node", **kwargs)
         self._settings = declare_settings(self)
+        self._sensors = SensorThread(self, self._on_sensor_error) if self._settings.sensor_thread \
+            else None
         self._model = self._measured = self._odometry = self._js_stamp = None
         self._js_received_ns = self._last_stamp_ns = None
         self._wrenches, self._stale = {}, set()    # latest per contact (diagnostics)
@@ -133,30 +145,71 @@ class KinDynNode(Node):
         self._make_subscriptions()
         self._dyn_services = DynamicsServices(self, self._service_source)
         self._make_timers()
-        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.add_on_set_parameters_callback(self._serialized(self._on_set_parameters))
         if self._settings.robot_description:
             error = self._load_model(self._settings.robot_description, self._settings, True)
             if error:
                 raise ValueError(f"parameter 'robot_description': {error}")
+
+    # -- callbacks: one at a time ----------------------------------------------------------
+    def _serialized(self, callback):
+        """``callback`` run under the node's lock (None stays None); same signature."""
+        if callback is None:
+            return None
+        lock = self._lock
+
+        @functools.wraps(callback)
+        def locked(*args):
+            with lock:
+                return callback(*args)
+        return locked
+
+    def create_subscription(self, msg_type, topic, callback, *args, **kwargs):
+        """rclpy's, with the callback serialised (:meth:`_serialized`)."""
+        return super().create_subscription(msg_type, topic, self._serialized(callback),
+                                           *args, **kwargs)
+
+    def create_service(self, srv_type, srv_name, callback, *args, **kwargs):
+        """rclpy's, with the callback serialised (also rclpy's parameter services)."""
+        return super().create_service(srv_type, srv_name, self._serialized(callback),
+                                      *args, **kwargs)
+
+    def create_timer(self, timer_period_sec, callback, *args, **kwargs):
+        """rclpy's, with the callback serialised."""
+        return super().create_timer(timer_period_sec, self._serialized(callback),
+                                    *args, **kwargs)
 
     # -- set-up ----------------------------------------------------------------------------
     def _make_subscriptions(self):
         s = self._settings
         self.create_subscription(String, "robot_description", self._on_description,
                                  LATCHED_QOS)
+        group = None if self._sensors is None else self._sensors.group
 
         def sensor(msg_type, topic, callback):
             self.create_subscription(
-                msg_type, topic, callback, qos_profile_sensor_data,
+                msg_type, topic, callback, qos_profile_sensor_data, callback_group=group,
                 qos_overriding_options=QoSOverridingOptions.with_default_policies(),
                 event_callbacks=NO_SUBSCRIPTION_EVENTS)
-        # Odometry and wrenches first: when messages of one instant wait together, the
-        # executor then takes them before the JointState that triggers the tick.
+        # Odometry and wrenches first: when messages of one instant wait together, they
+        # are then taken before the JointState that triggers the tick.
         if s.use_odometry:
             sensor(Odometry, s.odometry_topic, self._on_odometry)
         for contact, topic in s.contact_topics:
             sensor(WrenchStamped, topic, lambda msg, c=contact: self._on_wrench(c, msg))
         sensor(JointState, "joint_states", self._on_joint_state)
+        if self._sensors is not None:
+            self._sensors.start()
+
+    def _on_sensor_error(self, sub, exc):
+        """A callback's unexpected exception on the sensor thread (its input goes on), or
+        the thread's end when waiting failed (inputs stop: logged once)."""
+        if sub is None:
+            self.get_logger().error(f"sensor thread stopped ({exc!r}): joint_states, "
+                                    f"odometry and wrenches are no longer read")
+        else:
+            self._log.error(f"sensor {sub.topic_name}",
+                            f"message on '{sub.topic_name}' dropped: {exc!r}")
 
     def _make_timers(self):
         for timer in (self._tick_timer, self._diag_timer):
@@ -308,9 +361,12 @@ class KinDynNode(Node):
         except ValueError as exc:
             self._log.warning("tick", f"tick skipped: {exc}")
             return
-        self._mechanics.update(m.kd, result, s, wrenches, stamp)   # at equilibrium_rate
         self._publish(m, result, stamp, have_base, wrenches)
-        self._mechanics.publish()       # its support polygon, margin, equilibrium torques
+        # after the tick's outputs, which it then never delays: at equilibrium_rate the
+        # support polygon, margin and equilibrium torques, and their markers in ~/markers
+        self._mechanics.update(m.kd, result, s, wrenches, stamp)
+        self._publish_markers(m, result, stamp, wrenches)
+        self._mechanics.publish()
         self._measured = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
         self._stats.add(time.monotonic(), time.perf_counter() - start)
 
@@ -391,11 +447,15 @@ class KinDynNode(Node):
         pub.gravity.publish(msgs.gravity_torques(result, stamp))
         if result.base_acceleration is not None:
             pub.forward_dynamics.publish(msgs.forward_dynamics_msg(result, stamp, wrenches))
+
+    def _publish_markers(self, m, result, stamp, wrenches):
+        """~/markers, at most markers_rate per second and only while something subscribes."""
+        settings, pub = self._settings, self._pub
         if (settings.publish_markers and pub.markers.get_subscription_count()
                 and self._markers_due()):
             forces = [self._world_force(m, result, c, wrenches.get(c)) for c in settings.contacts]
-            pub.markers.publish(msgs.marker_array(result, stamp, forces,
-                                                  self._mechanics.new_markers()))
+            pub.markers.publish(m.messages.marker_array(result, stamp, forces,
+                                                        self._mechanics.new_markers()))
 
     def _markers_due(self):
         """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""
@@ -417,6 +477,8 @@ class KinDynNode(Node):
 
     # -- diagnostics, services, parameters -------------------------------------------------
     def destroy_node(self):
+        if self._sensors is not None:
+            self._sensors.stop()
         self._mechanics.close()
         return super().destroy_node()
 

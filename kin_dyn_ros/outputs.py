@@ -78,42 +78,61 @@ def static_transforms(kd, prefix, stamp):
     return out
 
 
+def _distinct(draw):
+    """``draw()`` (an array) again until its values are distinct."""
+    while True:
+        values = draw()
+        if len(np.unique(values)) == len(values):
+            return values
+
+
 class SerializedTemplate:
     """A message serialised once (CDR bytes) whose float64 and 32-bit integer fields are
     patched per tick, for publishing with ``publisher.publish(bytes)``.
 
     ``doubles`` and ``integers`` are lists of ``(object, attribute)`` inside ``msg``. Their
-    byte offsets are found by serialising a copy with a distinct sentinel in each field.
-    ``ok`` is False when that fails (a sentinel not found exactly once, or a
-    non-little-endian encoding): the caller then publishes the message object instead.
+    byte offsets are found by serialising a copy with a distinct random sentinel in each
+    field. Random, not fixed: the serialiser leaves alignment padding uninitialised, and that
+    memory may still hold the sentinels of an earlier template (a fixed pattern was then
+    found twice in ~2 % of templates). ``ok`` is False when no attempt works (a sentinel not
+    found exactly once, or a non-little-endian encoding): the caller then publishes the
+    message object instead.
     """
 
-    _D0, _I0 = 1.0e300, 0x5A5A0000   # sentinel bases (float64 / int32 patterns)
+    _ATTEMPTS = 3
 
     def __init__(self, msg, doubles, integers):
-        sentinel = copy.deepcopy((msg, doubles, integers))
-        _, s_doubles, s_ints = sentinel
-        for k, (obj, attr) in enumerate(s_doubles):
-            setattr(obj, attr, self._D0 * (1.0 + k * 2.0 ** -40))
-        for k, (obj, attr) in enumerate(s_ints):
-            setattr(obj, attr, self._I0 + k)
-        data = serialize_message(sentinel[0])
-        d_pat = np.array([self._D0 * (1.0 + k * 2.0 ** -40) for k in range(len(doubles))],
-                         "<f8")
-        i_pat = np.arange(self._I0, self._I0 + len(integers), dtype="<u4")
-        d_off = np.array([data.find(p.tobytes()) for p in d_pat], np.intp)
-        i_off = np.array([data.find(p.tobytes()) for p in i_pat], np.intp)
-        # XCDR1 aligns each primitive to its size relative to the payload (after the 4-byte
-        # encapsulation header): the fields are then elements of typed views of the payload.
-        self.ok = (data[:2] == b"\x00\x01" and ((d_off - 4) % 8 == 0).all()
-                   and ((i_off - 4) % 4 == 0).all()
-                   and all(o >= 0 and data.count(p.tobytes()) == 1
-                           for o, p in zip([*d_off, *i_off], [*d_pat, *i_pat])))
+        rng = np.random.default_rng()
+        for _ in range(self._ATTEMPTS):
+            data, d_off, i_off, self.ok = self._locate(msg, doubles, integers, rng)
+            if self.ok:
+                break
         self._size = len(data)
         self._buf = np.zeros(4 + 8 * -(-(self._size - 4) // 8), np.uint8)
         self._buf[:self._size] = np.frombuffer(serialize_message(msg), np.uint8)
         self._f64, self._u32 = self._buf[4:].view("<f8"), self._buf[4:].view("<u4")
         self._d_idx, self._i_idx = (d_off - 4) // 8, (i_off - 4) // 4
+
+    @staticmethod
+    def _locate(msg, doubles, integers, rng):
+        """(sentinel bytes, double offsets, integer offsets, ok) with random sentinels."""
+        d_pat = _distinct(lambda: rng.uniform(1.0e299, 1.0e300, len(doubles)).astype("<f8"))
+        i_pat = _distinct(lambda: rng.integers(2 ** 24, 2 ** 31, len(integers)).astype("<u4"))
+        sentinel = copy.deepcopy((msg, doubles, integers))
+        for (obj, attr), value in zip(sentinel[1], d_pat.tolist()):
+            setattr(obj, attr, value)
+        for (obj, attr), value in zip(sentinel[2], i_pat.tolist()):
+            setattr(obj, attr, value)
+        data = serialize_message(sentinel[0])
+        d_off = np.array([data.find(p.tobytes()) for p in d_pat], np.intp)
+        i_off = np.array([data.find(p.tobytes()) for p in i_pat], np.intp)
+        # XCDR1 aligns each primitive to its size relative to the payload (after the 4-byte
+        # encapsulation header): the fields are then elements of typed views of the payload.
+        ok = (data[:2] == b"\x00\x01" and ((d_off - 4) % 8 == 0).all()
+              and ((i_off - 4) % 4 == 0).all()
+              and all(o >= 0 and data.count(p.tobytes()) == 1
+                      for o, p in zip([*d_off, *i_off], [*d_pat, *i_pat])))
+        return data, d_off, i_off, ok
 
     def render(self, doubles, integers):
         """Serialised bytes with ``doubles`` (float64) and ``integers`` (int32/uint32 values

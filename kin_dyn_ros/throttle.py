@@ -31,6 +31,11 @@ class ThrottledLogger:
         if self._due(key):
             self._logger.warning(text)
 
+    def error(self, key, text):
+        """Log ``text`` as an error unless ``key`` was logged less than a period ago."""
+        if self._due(key):
+            self._logger.error(text)
+
     def info(self, key, text):
         """Log ``text`` as info unless ``key`` was logged less than a period ago."""
         if self._due(key):

@@ -251,6 +251,7 @@ def test_settings_defaults_and_normalisation():
     (dict(world_frame=''), "'world_frame' must be a non-empty string"),
     (dict(contacts=('a', 'a')), "'contacts' must be distinct"),
     (dict(publish_tf='yes'), "'publish_tf' must be a bool"),
+    (dict(sensor_thread=1), "'sensor_thread' must be a bool"),
 ])
 def test_settings_reject_bad_values(values, match):
     with pytest.raises(ValueError, match=match):
@@ -323,6 +324,16 @@ def test_serialised_tf_matches_the_core(icub):
     np.testing.assert_allclose(cv.transform_to_matrix(base.transform), w_H_b, atol=1e-14)
     joints_only = deserialize_message(msgs.tf(r, stamp, with_base=False), TFMessage)
     assert len(joints_only.transforms) == icub.NDoF
+
+
+def test_templates_survive_stale_padding(icub):
+    """CDR padding is left uninitialised by the serialiser and may hold an earlier template's
+    sentinels: each of many templates built in a row must still locate its fields (with a
+    fixed sentinel ~2 % did not, and fell back to publishing message objects)."""
+    settings = make_settings(frame_prefix='r1/', world_frame='w')
+    built = [TickMessages(icub, settings) for _ in range(100)]
+    assert all(m._tf_all.template.ok and m._tf_joints.template.ok and m._markers.ok
+               for m in built)
 
 
 def test_tick_stats_and_diagnostics():

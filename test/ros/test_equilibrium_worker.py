@@ -20,7 +20,7 @@ import pytest
 from kin_dyn_ros.dynamics import KinDynComputations
 from kin_dyn_ros.dynamics.contacts import Contact
 from kin_dyn_ros.dynamics.equilibrium import equilibrium_torques
-from kin_dyn_ros.equilibrium_worker import NICE, EquilibriumWorker
+from kin_dyn_ros.equilibrium_worker import EquilibriumWorker
 
 SOLE = np.array([[0.05, 0.025, 0.0], [-0.05, 0.025, 0.0], [-0.05, -0.025, 0.0],
                  [0.05, -0.025, 0.0]])
@@ -73,6 +73,21 @@ def test_answer_equals_the_in_process_call(worker, icub_urdf, standing):
         np.testing.assert_array_equal(got, want)
 
 
+def test_start_runs_the_process_before_any_request(worker, icub_urdf, standing):
+    kd, w_H_b, s = standing
+    assert not worker.start() and not worker.running     # no model yet
+    worker.set_model(icub_urdf)
+    assert worker.start() and worker.running and not worker.busy
+    pid = worker._process.pid
+    assert worker.start() and worker._process.pid == pid   # already running: same process
+    assert worker.submit('k', w_H_b, s, FEET)
+    key, res = wait_answer(worker)
+    assert key == 'k' and worker._process.pid == pid
+    np.testing.assert_array_equal(res.tau, equilibrium_torques(kd, w_H_b, s, FEET).tau)
+    worker.close()
+    assert not worker.running
+
+
 def test_one_in_flight_and_the_newest_waiting(worker, icub_urdf, standing):
     kd, w_H_b, s = standing
     worker.set_model(icub_urdf)
@@ -93,9 +108,8 @@ def test_the_worker_runs_at_a_lower_priority(worker, icub_urdf, standing):
     worker.set_model(icub_urdf)
     assert worker.submit(0, w_H_b, s, FEET)
     wait_answer(worker)
-    niceness = int(pathlib.Path(f'/proc/{worker._process.pid}/stat').read_text()
-                   .rsplit(')', 1)[1].split()[16])
-    assert niceness == min(19, os.nice(0) + NICE)
+    # Linux: SCHED_IDLE, which never preempts the node's (normal) threads on wake-up
+    assert os.sched_getscheduler(worker._process.pid) == os.SCHED_IDLE
 
 
 def test_errors_come_back_as_values(worker, icub_urdf, standing):
@@ -168,6 +182,9 @@ def test_a_worker_that_cannot_start_is_reported(monkeypatch, icub_urdf, standing
         worker.poll()
     assert worker.poll() is None and not worker.busy
     assert not worker.submit(1, w_H_b, s, FEET)         # within restart_s: not retried
+    assert not worker.start() and not worker.running
+    with pytest.raises(RuntimeError, match='could not start the equilibrium worker'):
+        worker.poll()
     worker.close()
 
 

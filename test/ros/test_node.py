@@ -2,7 +2,8 @@
 Pinocchio.
 
 One rclpy context, one node and one helper node for the whole module (tests run in file
-order and share the node: the model reload test is last). The helper publishes iCub's
+order and share the node: the model reload test is last), twice: with the node's sensor
+thread (the default) and with every callback on the executor (``sensor_thread: false``). The helper publishes iCub's
 description on the robot_description topic, joint states (split over two messages, with
 an unknown name), odometry of a foot and two foot wrenches (one expressed in another
 frame), and records every output.
@@ -15,6 +16,7 @@ import re
 import pathlib
 import time
 import sys
+import threading
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -70,10 +72,12 @@ def ros_context():
     yield from loopback_context(1, 33)
 
 
-@pytest.fixture(scope='module')
-def system(ros_context, icub_urdf):
+@pytest.fixture(scope='module', params=[True, False], ids=['sensor_thread', 'executor'])
+def system(request, ros_context, icub_urdf):
+    """The node with its sensor inputs on its own thread, then all on the executor."""
+    params = {**NODE_PARAMS, 'sensor_thread': request.param}
     node = KinDynNode(context=ros_context,
-                      parameter_overrides=[Parameter(k, value=v) for k, v in NODE_PARAMS.items()])
+                      parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
     helper = rclpy.create_node('kin_dyn_test_helper', context=ros_context)
     executor = SingleThreadedExecutor(context=ros_context)
     executor.add_node(node)
@@ -529,6 +533,8 @@ def test_parameters_are_validated_and_applied(system, ref):
     assert not res.successful and "'rate' must be >= 0" in res.reason
     res = node.set_parameters([Parameter('contacts', value=['x'])])[0]
     assert not res.successful                                    # read-only
+    res = node.set_parameters([Parameter('sensor_thread', value=True)])[0]
+    assert not res.successful                                    # read-only
     res = node.set_parameters([Parameter('fixed_base_pose', value=[0.0] * 7)])[0]
     assert not res.successful and 'unit quaternion' in res.reason
     res = node.set_parameters([Parameter('velocity_representation', value='BODY_FIXED'),
@@ -672,3 +678,40 @@ def test_broken_description_is_rejected_and_a_new_one_reloads(system, ref, capfd
     res = node.set_parameters([Parameter('robot_description', value=by_param)])[0]
     assert res.successful, res.reason
     assert rig.spin_until(lambda: by_param in texts)
+
+
+def test_callbacks_are_serialised_with_the_sensor_thread(ros_context):
+    """Every callback of the node runs under its lock: while the lock is held elsewhere, a
+    JointState is not ticked (sensor thread) and a service is not answered (executor, in a
+    thread of its own here); both complete once it is released."""
+    node = KinDynNode(context=ros_context, namespace='locked', parameter_overrides=[
+        Parameter('robot_description', value=MIMIC_URDF), Parameter('use_odometry', value=False),
+        Parameter('equilibrium_rate', value=0.0)])
+    helper = rclpy.create_node('kin_dyn_lock_helper', namespace='locked', context=ros_context)
+    node_executor, executor = (SingleThreadedExecutor(context=ros_context) for _ in range(2))
+    node_executor.add_node(node)
+    executor.add_node(helper)
+    spinner = threading.Thread(target=node_executor.spin, daemon=True)
+    spinner.start()
+    try:
+        rig = Rig(helper, executor, node_name='locked/kin_dyn_node')
+        client = helper.create_client(GetMassMatrix, '/locked/kin_dyn_node/get_mass_matrix')
+        rig.wait_matched(odometry=False)
+        assert client.wait_for_service(timeout_sec=10.0)
+        stamp = rig.now()
+        with node._lock:
+            rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.1, 0.2], stamp=stamp))
+            state = FloatingBaseState(joint_names=['j1', 'j2'], positions=[0.1, 0.2])
+            state.base_pose.orientation.w = 1.0
+            future = client.call_async(GetMassMatrix.Request(state=state))
+            rig.spin_until(lambda: False, timeout_s=0.5)
+            assert rig.find('com', stamp) is None and not future.done()
+        rig.wait_outputs(stamp, ('com', 'gravity'))
+        assert rig.spin_until(future.done)
+        assert future.result().success, future.result().message
+    finally:
+        node_executor.shutdown()
+        spinner.join(5.0)
+        executor.shutdown()
+        helper.destroy_node()
+        node.destroy_node()

@@ -1,0 +1,170 @@
+"""kin_dyn_ros.sensor_thread: subscriptions taken on a thread of their own, over real rclpy.
+
+A publisher node and a subscriber node in one context on loopback DDS; the subscriber's
+executor spins in the test thread, so a callback run by it would be seen on the wrong
+thread.
+"""
+
+import pathlib
+import sys
+import threading
+import time
+
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from std_msgs.msg import Int32, String
+
+from kin_dyn_ros.sensor_thread import SensorThread
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from ros_helpers import loopback_context  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
+
+TIMEOUT_S = 20.0
+
+
+@pytest.fixture(scope='module')
+def ros_context():
+    yield from loopback_context(166, 199)
+
+
+@pytest.fixture
+def pair(ros_context):
+    """(publisher node, subscriber node, executor spinning both in the test thread)."""
+    pub_node = rclpy.create_node('sensor_thread_pub', context=ros_context)
+    sub_node = rclpy.create_node('sensor_thread_sub', context=ros_context)
+    executor = SingleThreadedExecutor(context=ros_context)
+    executor.add_node(pub_node)
+    executor.add_node(sub_node)
+    yield pub_node, sub_node, executor
+    executor.shutdown()
+    pub_node.destroy_node()
+    sub_node.destroy_node()
+
+
+def spin_until(executor, predicate, timeout_s=TIMEOUT_S):
+    deadline = time.monotonic() + timeout_s
+    while not predicate() and time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.01)
+    return predicate()
+
+
+def matched(executor, *publishers):
+    assert spin_until(executor, lambda: all(p.get_subscription_count() for p in publishers))
+
+
+def test_callbacks_run_on_the_thread_in_order_never_on_the_executor(pair):
+    pub_node, sub_node, executor = pair
+    errors, got = [], []
+    thread = SensorThread(sub_node, lambda sub, exc: errors.append(exc))
+    sub_node.create_subscription(
+        Int32, 'numbers', lambda m: got.append((m.data, threading.current_thread().name,
+                                                threading.get_native_id())),
+        100, callback_group=thread.group)
+    thread.start()
+    pub = pub_node.create_publisher(Int32, 'numbers', 100)
+    matched(executor, pub)
+    for k in range(50):
+        pub.publish(Int32(data=k))
+    assert spin_until(executor, lambda: len(got) == 50)
+    assert [k for k, _, _ in got] == list(range(50))
+    assert {(name, tid) for _, name, tid in got} == {('sensor_thread_sub_sensors',
+                                                      thread.native_id)}
+    assert thread.running and not errors
+    thread.stop()
+    assert not thread.running
+
+
+def test_pending_messages_are_taken_one_per_subscription_per_round(pair):
+    """Messages already waiting when the thread starts: one of each subscription per round,
+    in the order the subscriptions were created (not the order of publication), so that a
+    JointState is never taken before the odometry published with it."""
+    pub_node, sub_node, executor = pair
+    order = []
+    thread = SensorThread(sub_node, lambda sub, exc: None)
+    for topic in ('first', 'second'):
+        sub_node.create_subscription(Int32, topic, lambda m, t=topic: order.append((t, m.data)),
+                                     10, callback_group=thread.group)
+    pubs = {t: pub_node.create_publisher(Int32, t, 10) for t in ('first', 'second')}
+    matched(executor, *pubs.values())
+    for k in range(3):
+        pubs['second'].publish(Int32(data=k))
+    for k in range(3):
+        pubs['first'].publish(Int32(data=k))
+    spin_until(executor, lambda: False, timeout_s=1.0)     # delivered, not yet taken
+    assert order == []
+    thread.start()
+    assert spin_until(executor, lambda: len(order) == 6)
+    assert order == [(t, k) for k in range(3) for t in ('first', 'second')]
+    thread.stop()
+
+
+def test_with_info_gives_the_reception_time(pair):
+    pub_node, sub_node, executor = pair
+    got = []
+    thread = SensorThread(sub_node, lambda sub, exc: None, with_info=True)
+    sub_node.create_subscription(String, 'text', lambda m, info: got.append((m.data, info)),
+                                 10, callback_group=thread.group)
+    thread.start()
+    pub = pub_node.create_publisher(String, 'text', 10)
+    matched(executor, pub)
+    before = time.time_ns()
+    pub.publish(String(data='hello'))
+    assert spin_until(executor, lambda: got)
+    data, info = got[0]
+    assert data == 'hello' and before <= info['received_timestamp'] <= time.time_ns()
+    thread.stop()
+
+
+def test_a_failing_callback_is_reported_and_the_thread_goes_on(pair):
+    pub_node, sub_node, executor = pair
+    errors, got = [], []
+
+    def callback(msg):
+        if msg.data == 1:
+            raise RuntimeError('bad message')
+        got.append(msg.data)
+    thread = SensorThread(sub_node, lambda sub, exc: errors.append((sub.topic_name, exc)))
+    sub_node.create_subscription(Int32, 'flaky', callback, 10, callback_group=thread.group)
+    thread.start()
+    pub = pub_node.create_publisher(Int32, 'flaky', 10)
+    matched(executor, pub)
+    for k in range(3):
+        pub.publish(Int32(data=k))
+    assert spin_until(executor, lambda: len(got) == 2)
+    assert got == [0, 2]
+    assert [(t, str(e)) for t, e in errors] == [('/flaky', 'bad message')]
+    thread.stop()
+
+
+def test_stop_is_prompt_and_later_messages_are_not_taken(pair):
+    pub_node, sub_node, executor = pair
+    got = []
+    thread = SensorThread(sub_node, lambda sub, exc: None)
+    sub_node.create_subscription(Int32, 'late', got.append, 10, callback_group=thread.group)
+    thread.start()
+    pub = pub_node.create_publisher(Int32, 'late', 10)
+    matched(executor, pub)
+    start = time.monotonic()
+    thread.stop()
+    assert time.monotonic() - start < 1.0 and not thread.running
+    pub.publish(Int32(data=7))
+    spin_until(executor, lambda: False, timeout_s=0.5)    # neither taken by the executor
+    assert got == []
+
+
+def test_the_thread_ends_when_the_context_shuts_down():
+    context = next(gen := loopback_context(166, 199))
+    node = rclpy.create_node('sensor_thread_shutdown', context=context)
+    errors = []
+    thread = SensorThread(node, lambda sub, exc: errors.append(exc))
+    node.create_subscription(Int32, 'x', lambda m: None, 10, callback_group=thread.group)
+    thread.start()
+    assert thread.running
+    gen.close()                                   # rclpy.try_shutdown of the context
+    thread._thread.join(5.0)
+    assert not thread.running and not errors
+    thread.stop()
+    node.destroy_node()
