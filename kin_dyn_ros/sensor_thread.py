@@ -21,6 +21,10 @@ Humble to Jazzy). Everything else (services, parameters, timers,
 robot_description) stays with whatever executor spins the node. The callbacks therefore run
 on two threads: the owner serialises them (KinDynNode runs every callback under one lock).
 
+The callback group is honoured by rclpy's Python executors (SingleThreadedExecutor,
+MultiThreadedExecutor: what ``rclpy.spin`` uses); an executor that registers every
+subscription itself (rclpy's experimental EventsExecutor) may take the messages too.
+
 The thread ends on :meth:`SensorThread.stop` or when the context shuts down. An exception
 out of a callback is handed to ``on_error`` and the thread goes on, so that one bad message
 cannot stop the node's inputs.
