@@ -26,10 +26,12 @@ With ``--contact-outputs`` it also receives the contact mechanics' outputs:
 ~/support_polygon and ~/stability_margin (per tick, in the criterion) and
 ~/equilibrium_torques (at the node's equilibrium_rate, like ~/markers left out of it).
 ``--param NAME:=VALUE`` (repeatable) passes a parameter to the node, e.g.
-``--param equilibrium_rate:=0.0``.
+``--param equilibrium_rate:=0.0``; ``--node-prefix 'chrt -f 10'`` runs the node under that
+command (here: a real-time priority).
 
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
         [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
+        [--node-prefix COMMAND]
 """
 
 import argparse
@@ -37,6 +39,7 @@ import json
 import os
 import pathlib
 import random
+import shlex
 import signal
 import struct
 import subprocess
@@ -233,15 +236,15 @@ def print_table(rows):
     print(f"highest sustained rate: {max(ok) if ok else 'none'} Hz")
 
 
-def start_node(extra_params=()):
+def start_node(extra_params=(), prefix=()):
     exe = [str(pathlib.Path(sys.prefix) / 'bin' / 'kin_dyn_node')]
     if not os.access(exe[0], os.X_OK):
         exe = [sys.executable, '-m', 'kin_dyn_ros.node']
     params = ['use_odometry:=true', 'publish_tf:=true', 'publish_base_tf:=true',
               'publish_markers:=true', 'publish_forward_dynamics:=true', 'rate:=0.0',
               *extra_params]
-    return subprocess.Popen(exe + ['--ros-args', '--params-file', str(REPO / 'config' /
-                                                                      'kin_dyn.yaml')]
+    return subprocess.Popen([*prefix, *exe, '--ros-args', '--params-file',
+                             str(REPO / 'config' / 'kin_dyn.yaml')]
                             + [a for p in params for a in ('-p', p)], cwd=REPO,
                             env=dict(os.environ))
 
@@ -257,6 +260,9 @@ def main():
                         '~/equilibrium_torques')
     parser.add_argument('--param', action='append', default=[], metavar='NAME:=VALUE',
                         help='a node parameter (repeatable)')
+    parser.add_argument('--node-prefix', default='', metavar='COMMAND',
+                        help="run the node under this command, e.g. 'chrt -f 10' (a real-time "
+                        "priority, as on a robot's control computer; needs the privilege)")
     parser.add_argument('--publish', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--rate', type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -270,7 +276,7 @@ def main():
 
     if args.contact_outputs:
         OUTPUTS.update(CONTACT_OUTPUTS)
-    node_proc = start_node(args.param)
+    node_proc = start_node(args.param, shlex.split(args.node_prefix))
     rclpy.init()
     # a lean receiver: no parameter services, no QoS event handlers (fewer waitables per wake)
     node = rclpy.create_node('kin_dyn_bench_receiver', start_parameter_services=False)
