@@ -348,8 +348,9 @@ class ContactMechanics:
         return True
 
     def _request_torques(self, stamp, support):
-        kd, w_H_b, s = self._state
-        self._worker.submit((stamp, support.names), w_H_b, s, support.contacts)
+        kd, w_H_b, s = self._state    # the key: plain numbers pickle faster than a Time
+        self._worker.submit(((stamp.sec, stamp.nanosec), support.names), w_H_b, s,
+                            support.contacts)
 
     def collect(self):
         """Publish the equilibrium torques the worker has answered since the last call (never
@@ -361,7 +362,7 @@ class ContactMechanics:
             return
         if answer is None:
             return
-        (stamp, names), res = answer
+        ((sec, nanosec), names), res = answer
         if isinstance(res, ValueError):
             self._log.warning("equilibrium", f"equilibrium torques skipped: {res}")
             return
@@ -370,7 +371,8 @@ class ContactMechanics:
                                              f"{res.message}")
         if res.tau is None:
             return
-        self._torques.header.stamp = stamp
+        stamp = self._torques.header.stamp
+        stamp.sec, stamp.nanosec = sec, nanosec
         self._torques.effort = float_array(res.tau)
         self._torques_pub.publish(self._torques)
 

@@ -103,6 +103,25 @@ def test_one_in_flight_and_the_newest_waiting(worker, icub_urdf, standing):
     np.testing.assert_array_equal(res.tau, equilibrium_torques(kd, w_H_b, bent, FEET).tau)
 
 
+def test_each_request_is_solved_on_its_own_contacts(worker, icub_urdf, standing):
+    """Contacts go to the worker only when they are not the objects sent last: a request
+    on other contacts (fewer, or equal but new objects) must still be solved on its own."""
+    kd, w_H_b, s = standing
+    worker.set_model(icub_urdf)
+    left = (FEET[0],)
+    moved = (Contact('l_sole', SOLE + [0.02, 0.0, 0.0], [0, 0, 1], 0.6), FEET[1])
+    for key, contacts in (('both', FEET), ('left', left), ('both again', FEET),
+                          ('moved', moved), ('both, new tuple', tuple(FEET))):
+        assert worker.submit(key, w_H_b, s, contacts)
+        got, res = wait_answer(worker)
+        ref = equilibrium_torques(kd, w_H_b, s, contacts)
+        assert got == key
+        if ref.tau is None:
+            assert res.tau is None and res.feasible == ref.feasible
+        else:
+            np.testing.assert_array_equal(res.tau, ref.tau)
+
+
 def test_the_worker_runs_at_a_lower_priority(worker, icub_urdf, standing):
     _, w_H_b, s = standing
     worker.set_model(icub_urdf)
