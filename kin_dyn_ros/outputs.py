@@ -86,12 +86,27 @@ def _distinct(draw):
             return values
 
 
+def _assign(fields, values):
+    """Set ``fields`` ((object, attribute) or (object, attribute, k) for a sequence of k) to
+    consecutive ``values``."""
+    k = 0
+    for field in fields:
+        obj, attr = field[:2]
+        if len(field) == 3:
+            setattr(obj, attr, values[k:k + field[2]])
+            k += field[2]
+        else:
+            setattr(obj, attr, values[k])
+            k += 1
+
+
 class SerializedTemplate:
     """A message serialised once (CDR bytes) whose float64 and 32-bit integer fields are
     patched per tick, for publishing with ``publisher.publish(bytes)``.
 
-    ``doubles`` and ``integers`` are lists of ``(object, attribute)`` inside ``msg``. Their
-    byte offsets are found by serialising a copy with a distinct random sentinel in each
+    ``doubles`` and ``integers`` are lists of ``(object, attribute)`` inside ``msg``;
+    ``(object, attribute, k)`` in ``doubles`` is a float64 sequence field of k elements (it
+    must hold k values in ``msg`` too). Their byte offsets are found by serialising a copy with a distinct random sentinel in each
     field. Random, not fixed: the serialiser leaves alignment padding uninitialised, and that
     memory may still hold the sentinels of an earlier template (a fixed pattern was then
     found twice in ~2 % of templates). ``ok`` is False when no attempt works (a sentinel not
@@ -103,26 +118,27 @@ class SerializedTemplate:
 
     def __init__(self, msg, doubles, integers):
         rng = np.random.default_rng()
+        base = serialize_message(msg)
         for _ in range(self._ATTEMPTS):
-            data, d_off, i_off, self.ok = self._locate(msg, doubles, integers, rng)
+            data, d_off, i_off, ok = self._locate(msg, doubles, integers, rng)
+            self.ok = ok and len(data) == len(base)    # same layout as the message
             if self.ok:
                 break
-        self._size = len(data)
+        self._size = len(base)
         self._buf = np.zeros(4 + 8 * -(-(self._size - 4) // 8), np.uint8)
-        self._buf[:self._size] = np.frombuffer(serialize_message(msg), np.uint8)
+        self._buf[:self._size] = np.frombuffer(base, np.uint8)
         self._f64, self._u32 = self._buf[4:].view("<f8"), self._buf[4:].view("<u4")
         self._d_idx, self._i_idx = (d_off - 4) // 8, (i_off - 4) // 4
 
     @staticmethod
     def _locate(msg, doubles, integers, rng):
         """(sentinel bytes, double offsets, integer offsets, ok) with random sentinels."""
-        d_pat = _distinct(lambda: rng.uniform(1.0e299, 1.0e300, len(doubles)).astype("<f8"))
+        n_doubles = sum(f[2] if len(f) == 3 else 1 for f in doubles)
+        d_pat = _distinct(lambda: rng.uniform(1.0e299, 1.0e300, n_doubles).astype("<f8"))
         i_pat = _distinct(lambda: rng.integers(2 ** 24, 2 ** 31, len(integers)).astype("<u4"))
         sentinel = copy.deepcopy((msg, doubles, integers))
-        for (obj, attr), value in zip(sentinel[1], d_pat.tolist()):
-            setattr(obj, attr, value)
-        for (obj, attr), value in zip(sentinel[2], i_pat.tolist()):
-            setattr(obj, attr, value)
+        _assign(sentinel[1], d_pat.tolist())
+        _assign(sentinel[2], i_pat.tolist())
         data = serialize_message(sentinel[0])
         d_off = np.array([data.find(p.tobytes()) for p in d_pat], np.intp)
         i_off = np.array([data.find(p.tobytes()) for p in i_pat], np.intp)
@@ -180,11 +196,22 @@ class TickMessages:
         self._tf_all = _SerializedTF(self.joint_tfs + [self.base_tf])
         self.com = PointStamped()
         self.com.header.frame_id = world
+        p = self.com.point
+        self._com = SerializedTemplate(self.com, [(p, "x"), (p, "y"), (p, "z")],
+                                       _stamp_fields(self.com))
         self.momentum = TwistStamped()
         self.momentum.header.frame_id = world
-        self.gravity = JointState(name=kd.joints_name_list)
-        self.forward_dynamics = ForwardDynamics(representation=settings.velocity_representation,
-                                                joint_names=kd.joints_name_list)
+        t = self.momentum.twist
+        self._momentum = SerializedTemplate(
+            self.momentum, [(v, c) for v in (t.linear, t.angular) for c in "xyz"],
+            _stamp_fields(self.momentum))
+        n = len(kd.joints_name_list)
+        self.gravity = JointState(name=kd.joints_name_list, effort=[0.0] * n)
+        self._gravity = SerializedTemplate(self.gravity, [(self.gravity, "effort", n)],
+                                           _stamp_fields(self.gravity))
+        self._joints, self._representation = list(kd.joints_name_list), \
+            settings.velocity_representation
+        self._fd_templates = {}      # active contacts (tuple) -> template, made on first use
         self.markers = MarkerSet(world, settings.contacts)
         self._markers = SerializedTemplate(self.markers.array, self.markers.double_fields,
                                            self.markers.integer_fields)
@@ -208,7 +235,9 @@ class TickMessages:
                                                          result.centroidal_momentum, forces))
 
     def com_point(self, result, stamp):
-        """PointStamped of the CoM [m], world frame."""
+        """PointStamped of the CoM [m], world frame (serialised bytes when possible)."""
+        if self._com.ok:
+            return self._com.render(result.com, _stamp_words(stamp))
         self.com.header.stamp = stamp
         p = self.com.point
         p.x, p.y, p.z = result.com.tolist()
@@ -216,7 +245,9 @@ class TickMessages:
 
     def centroidal_momentum(self, result, stamp):
         """TwistStamped: linear = m v_com [kg m/s], angular = angular momentum about the
-        CoM [kg m^2/s], world axes."""
+        CoM [kg m^2/s], world axes (serialised bytes when possible)."""
+        if self._momentum.ok:
+            return self._momentum.render(result.centroidal_momentum, _stamp_words(stamp))
         self.momentum.header.stamp = stamp
         lx, ly, lz, ax, ay, az = result.centroidal_momentum.tolist()
         t = self.momentum.twist
@@ -225,22 +256,56 @@ class TickMessages:
         return self.momentum
 
     def gravity_torques(self, result, stamp):
-        """JointState with name and effort = gravity torques [N m or N]."""
+        """JointState with name and effort = gravity torques [N m or N] (serialised bytes
+        when possible)."""
+        if self._gravity.ok:
+            return self._gravity.render(result.gravity_torques, _stamp_words(stamp))
         self.gravity.header.stamp = stamp
         self.gravity.effort = float_array(result.gravity_torques)
         return self.gravity
 
     def forward_dynamics_msg(self, result, stamp, active_contacts):
-        """ForwardDynamics of the tick (result.base_acceleration must not be None)."""
-        msg = self.forward_dynamics
+        """ForwardDynamics of the tick (result.base_acceleration must not be None);
+        serialised bytes when possible, from a template per set of ``active_contacts``."""
+        names = tuple(active_contacts)
+        template = self._fd_templates.get(names)
+        if template is None:
+            template = self._fd_templates[names] = self._fd_template(names)
+        if template.ok:
+            values = np.concatenate([result.base_acceleration, result.joint_accelerations])
+            return template.render(values, _stamp_words(stamp))
+        msg = template.msg
         msg.header.stamp = stamp
         lx, ly, lz, ax, ay, az = result.base_acceleration.tolist()
         a = msg.base_acceleration
         a.linear.x, a.linear.y, a.linear.z = lx, ly, lz
         a.angular.x, a.angular.y, a.angular.z = ax, ay, az
         msg.joint_accelerations = float_array(result.joint_accelerations)
-        msg.active_contacts = list(active_contacts)
         return msg
+
+    def _fd_template(self, names):
+        """SerializedTemplate (with its message as ``.msg``) of ForwardDynamics with
+        active_contacts ``names``: the 6 base then n joint accelerations, the stamp."""
+        msg = ForwardDynamics(representation=self._representation, joint_names=self._joints,
+                              active_contacts=list(names),
+                              joint_accelerations=[0.0] * len(self._joints))
+        a = msg.base_acceleration
+        doubles = [(a.linear, "x"), (a.linear, "y"), (a.linear, "z"),
+                   (a.angular, "x"), (a.angular, "y"), (a.angular, "z"),
+                   (msg, "joint_accelerations", len(self._joints))]
+        template = SerializedTemplate(msg, doubles, _stamp_fields(msg))
+        template.msg = msg
+        return template
+
+
+def _stamp_fields(msg):
+    stamp = msg.header.stamp
+    return [(stamp, "sec"), (stamp, "nanosec")]
+
+
+def _stamp_words(stamp):
+    """A builtin_interfaces/Time as two 32-bit words (sec modulo 2**32: it is an int32)."""
+    return (stamp.sec % 2 ** 32, stamp.nanosec)
 
 
 def _transform(parent, child):

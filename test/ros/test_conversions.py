@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from builtin_interfaces.msg import Time  # noqa: E402
-from geometry_msgs.msg import Pose, Transform, Twist, Wrench  # noqa: E402
+from geometry_msgs.msg import (Pose, PointStamped, Transform, Twist, TwistStamped,  # noqa: E402
+                               Wrench)
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -25,7 +26,8 @@ from kin_dyn_ros.diagnostics import InputsReport, TickStats, build_diagnostics  
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
 from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
 from kin_dyn_ros.markers import ANGULAR_SCALE, FORCE_SCALE, LINEAR_SCALE, MarkerSet  # noqa: E402
-from kin_dyn_ros.outputs import TickMessages  # noqa: E402
+from kin_dyn_ros.outputs import SerializedTemplate, TickMessages  # noqa: E402
+from kin_dyn_ros_interfaces.msg import ForwardDynamics  # noqa: E402
 from kin_dyn_ros.settings import Settings, make_settings, updated_settings  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -324,6 +326,48 @@ def test_serialised_tf_matches_the_core(icub):
     np.testing.assert_allclose(cv.transform_to_matrix(base.transform), w_H_b, atol=1e-14)
     joints_only = deserialize_message(msgs.tf(r, stamp, with_base=False), TFMessage)
     assert len(joints_only.transforms) == icub.NDoF
+
+
+@pytest.mark.parametrize('fast', [True, False], ids=['bytes', 'message'])
+def test_small_outputs_match_the_core(icub, monkeypatch, fast):
+    """~/com, ~/centroidal_momentum, ~/gravity_torques and ~/forward_dynamics: serialised
+    from templates (per set of active contacts for the last), or, when a template cannot be
+    used, as message objects; both give the core's numbers exactly, with the stamp."""
+    if not fast:   # every template unusable: the message path
+        monkeypatch.setattr(SerializedTemplate, '_locate',
+                            lambda *a: (b'\x00\x01\x00\x00', np.zeros(0, np.intp),
+                                        np.zeros(0, np.intp), False))
+    msgs = TickMessages(icub, make_settings(world_frame='map', velocity_representation='MIXED'))
+    rng = np.random.default_rng(6)
+    r = icub.compute_tick(random_pose(rng), rng.normal(size=icub.NDoF), rng.normal(size=6),
+                          rng.normal(size=icub.NDoF), rng.normal(size=icub.NDoF))
+    stamp = Time(sec=-5, nanosec=999_999_999)
+
+    def decoded(out, msg_type):
+        assert isinstance(out, bytes) == fast
+        return deserialize_message(out if fast else serialize_message(out), msg_type)
+    com = decoded(msgs.com_point(r, stamp), PointStamped)
+    assert com.header.stamp == stamp and com.header.frame_id == 'map'
+    np.testing.assert_array_equal([com.point.x, com.point.y, com.point.z], r.com)
+    h = decoded(msgs.centroidal_momentum(r, stamp), TwistStamped)
+    assert h.header.stamp == stamp and h.header.frame_id == 'map'
+    np.testing.assert_array_equal([h.twist.linear.x, h.twist.linear.y, h.twist.linear.z,
+                                   h.twist.angular.x, h.twist.angular.y, h.twist.angular.z],
+                                  r.centroidal_momentum)
+    g = decoded(msgs.gravity_torques(r, stamp), JointState)
+    assert g.header.stamp == stamp and list(g.name) == icub.joints_name_list
+    np.testing.assert_array_equal(g.effort, r.gravity_torques)
+    assert not g.position and not g.velocity
+    for active in ({}, {'l_sole': None}, {'l_sole': None, 'r_sole': None}, {}):
+        fd = decoded(msgs.forward_dynamics_msg(r, stamp, active), ForwardDynamics)
+        assert fd.header.stamp == stamp and fd.representation == 'MIXED'
+        assert list(fd.active_contacts) == list(active)
+        assert list(fd.joint_names) == icub.joints_name_list
+        a = fd.base_acceleration
+        np.testing.assert_array_equal([a.linear.x, a.linear.y, a.linear.z,
+                                       a.angular.x, a.angular.y, a.angular.z],
+                                      r.base_acceleration)
+        np.testing.assert_array_equal(fd.joint_accelerations, r.joint_accelerations)
 
 
 def test_templates_survive_stale_padding(icub):
