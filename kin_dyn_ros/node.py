@@ -149,6 +149,7 @@ class KinDynNode(Node):
         if self._settings.robot_description:
             error = self._load_model(self._settings.robot_description, self._settings, True)
             if error:
+                self.destroy_node()     # its sensor thread and entities: nothing left behind
                 raise ValueError(f"parameter 'robot_description': {error}")
 
     # -- callbacks: one at a time ----------------------------------------------------------

@@ -715,3 +715,14 @@ def test_callbacks_are_serialised_with_the_sensor_thread(ros_context):
         executor.shutdown()
         helper.destroy_node()
         node.destroy_node()
+
+
+def test_a_description_parameter_that_fails_leaves_no_thread_behind(ros_context):
+    """A robot_description parameter that does not parse stops the node at start-up with a
+    clear error; the sensor thread it had started is stopped."""
+    before = {t.ident for t in threading.enumerate()}
+    with pytest.raises(ValueError, match="parameter 'robot_description': rejected"):
+        KinDynNode(context=ros_context, namespace='broken', parameter_overrides=[
+            Parameter('robot_description', value='<robot name="x"><link')])
+    assert not [t.name for t in threading.enumerate()
+                if t.ident not in before and t.is_alive()]
