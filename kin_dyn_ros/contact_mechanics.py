@@ -9,9 +9,10 @@ one the tick used, within ``wrench_timeout``) along the contact normal exceeds
 ``contact_force_threshold`` [N]; the wrench is the force the environment applies to the link.
 
 At ``equilibrium_rate`` [Hz, counted in JointState stamps; 0 = off], on the ticks that are
-due (:meth:`ContactMechanics.update`, the node's ~/markers, then
-:meth:`ContactMechanics.publish`, all after the tick's other outputs), when the node has
-contacts:
+due, when the node has contacts (:meth:`ContactMechanics.update` then
+:meth:`ContactMechanics.publish`, after all the tick's outputs; on the node's sensor thread
+in its first moment with no input waiting, so that they never delay a queued JointState: a
+tick that a newer one overtakes before then leaves its turn to that one):
 
 - ``~/support_polygon`` (geometry_msgs/PolygonStamped, world_frame): the convex hull of the
   active contact points projected along gravity, counter-clockwise seen from above, on the

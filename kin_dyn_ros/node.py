@@ -127,8 +127,10 @@ class KinDynNode(Node):
         self._lock = threading.RLock()    # before Node's own services are made
         super().__init__("kin_dyn_node", **kwargs)
         self._settings = declare_settings(self)
-        self._sensors = SensorThread(self, self._on_sensor_error) if self._settings.sensor_thread \
-            else None
+        self._sensors = SensorThread(
+            self, self._on_sensor_error, on_idle=self._serialized(self._run_deferred)) \
+            if self._settings.sensor_thread else None
+        self._deferred = None     # the latest tick's deferred work (see _tick)
         self._model = self._measured = self._odometry = self._js_stamp = None
         self._js_received_ns = self._last_stamp_ns = None
         self._wrenches, self._stale = {}, set()    # latest per contact (diagnostics)
@@ -203,11 +205,14 @@ class KinDynNode(Node):
             self._sensors.start()
 
     def _on_sensor_error(self, sub, exc):
-        """A callback's unexpected exception on the sensor thread (its input goes on), or
-        the thread's end when waiting failed (inputs stop: logged once)."""
+        """A callback's unexpected exception on the sensor thread (its input goes on), the
+        deferred work's ("idle"), or the thread's end when waiting failed (inputs stop:
+        logged once)."""
         if sub is None:
             self.get_logger().error(f"sensor thread stopped ({exc!r}): joint_states, "
                                     f"odometry and wrenches are no longer read")
+        elif sub == "idle":
+            self._log.error("deferred", f"contact mechanics skipped: {exc!r}")
         else:
             self._log.error(f"sensor {sub.topic_name}",
                             f"message on '{sub.topic_name}' dropped: {exc!r}")
@@ -246,7 +251,13 @@ class KinDynNode(Node):
         return None
 
     def _configure(self, settings, reloaded=False):
-        """Apply ``settings`` to the current model: messages, /tf_static, contacts."""
+        """Apply ``settings`` to the current model: messages, /tf_static, contacts. A tick's
+        deferred contact mechanics still pending run first, under the settings of that tick
+        (dropped when the model was replaced)."""
+        if reloaded:
+            self._deferred = None
+        else:
+            self._run_deferred()
         self._settings, m = settings, self._model
         self._fixed_base, self._root_base = settings.base_pose, (None, None)
         if m is None:
@@ -363,13 +374,25 @@ class KinDynNode(Node):
             self._log.warning("tick", f"tick skipped: {exc}")
             return
         self._publish(m, result, stamp, have_base, wrenches)
-        # after the tick's outputs, which it then never delays: at equilibrium_rate the
-        # support polygon, margin and equilibrium torques, and their markers in ~/markers
-        self._mechanics.update(m.kd, result, s, wrenches, stamp)
         self._publish_markers(m, result, stamp, wrenches)
-        self._mechanics.publish()
         self._measured = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
         self._stats.add(time.monotonic(), time.perf_counter() - start)
+        self._deferred = (m, result, s, wrenches, stamp)
+        if self._sensors is None or not self._sensors.is_current():   # (timer ticks)
+            self._run_deferred()
+
+    def _run_deferred(self):
+        """The contact mechanics of the latest tick (at equilibrium_rate: support polygon,
+        margin, equilibrium torques; their markers go in the next ~/markers array), work
+        that need not delay the next tick. A tick on the sensor thread leaves it to the
+        thread's idle moments (no input pending): a tick that a newer one overtakes leaves
+        its turn to that one. Any other tick runs it at once."""
+        pending, self._deferred = self._deferred, None
+        if pending is None:
+            return
+        m, result, s, wrenches, stamp = pending
+        self._mechanics.update(m.kd, result, s, wrenches, stamp)
+        self._mechanics.publish()
 
     def _new_stamp(self, stamp_ns):
         """False for a stamp already published; a stamp going backwards resets (logged)."""

@@ -63,13 +63,17 @@ class SensorThread:
     :meth:`stop` before the node is destroyed. ``on_error(subscription, exception)`` is called
     on the thread for an exception raised by a subscription's callback (the thread goes on),
     and ``on_error(None, exception)`` when waiting fails other than by stop() or shutdown
-    (the thread ends). ``with_info``: callbacks get ``(message, info)``, ``info`` the dict
+    (the thread ends; ``running`` is then False). ``with_info``: callbacks get ``(message, info)``, ``info`` the dict
     of rclpy's ``take_message`` (``source_timestamp``, ``received_timestamp`` [ns], ...).
+    ``on_idle()``, if given, is called on the thread each time no message is pending, before
+    it waits: for work that may wait but should not delay the callbacks (an exception out of
+    it goes to ``on_error("idle", exception)`` and the thread goes on).
     """
 
-    def __init__(self, node, on_error, with_info=False):
+    def __init__(self, node, on_error, with_info=False, on_idle=None):
         self.group = _ExecutorExcluded()
         self._node, self._on_error, self._with_info = node, on_error, with_info
+        self._on_idle = on_idle
         self._stop = threading.Event()
         self._wake = GuardCondition(None, None, context=node.context)
         self._thread = None
@@ -78,6 +82,10 @@ class SensorThread:
     def running(self):
         """True from :meth:`start` until the thread ends."""
         return self._thread is not None and self._thread.is_alive()
+
+    def is_current(self):
+        """True when called on the thread itself."""
+        return self._thread is not None and threading.current_thread() is self._thread
 
     @property
     def native_id(self):
@@ -119,6 +127,11 @@ class SensorThread:
                     self._on_error(None, exc)
                 return
             self._drain(entries)
+            if self._on_idle is not None and not self._stop.is_set():
+                try:
+                    self._on_idle()
+                except Exception as exc:  # a bug in it: reported, the inputs go on
+                    self._on_error("idle", exc)
 
     def _wait(self, wait_set, entries, context):
         """Until a subscription has a message, stop() or at most WAIT_NS. The handles are

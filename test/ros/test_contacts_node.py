@@ -177,10 +177,14 @@ def wait(system, stamp, keys=('support_polygon', 'stability_margin')):
 
 
 def support_markers(system, stamp):
-    """{id: Marker} of ns support_polygon stamped ``stamp`` (waits for them)."""
+    """{id: Marker} of ns support_polygon stamped ``stamp`` (waits for them), the support of
+    that tick (already published). Its markers go in the node's next ~/markers array: a
+    JointState naming no joint of the model (a tick at the same posture) triggers it."""
     def found():
         return {m.id: m for msg in system.rig.received['markers'] for m in msg.markers
                 if m.ns == MARKER_NS and m.header.stamp == stamp}
+    system.rig.joint_states.publish(joint_state_msg(['not_a_joint'], [0.0],
+                                                    stamp=now_stamp(system.rig)))
     assert system.rig.spin_until(lambda: len(found()) == 2)
     return found()
 
@@ -295,9 +299,11 @@ def test_contact_outputs_are_throttled_to_equilibrium_rate(system, ref):
     assert node.set_parameters([Parameter('equilibrium_rate', value=100.0)])[0].successful
     try:
         start = now_stamp(rig)
-        stamps = [send(system, ref, w_H_b, s, wrenches, from_ns(ns(start) + k * 1_000_000))
-                  for k in range(13)]                     # 0, 1, ..., 12 ms
-        rig.wait_outputs(stamps[-1], ('com',))
+        stamps = []
+        for k in range(13):         # 0, 1, ..., 12 ms, each ticked before the next is sent
+            stamps.append(send(system, ref, w_H_b, s, wrenches,
+                               from_ns(ns(start) + k * 1_000_000)))
+            rig.wait_outputs(stamps[-1], ('com',))
         # 0 = off
         assert node.set_parameters([Parameter('equilibrium_rate', value=0.0)])[0].successful
         off = send(system, ref, w_H_b, s, wrenches)

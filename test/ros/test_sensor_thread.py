@@ -101,6 +101,32 @@ def test_pending_messages_are_taken_one_per_subscription_per_round(pair):
     thread.stop()
 
 
+def test_on_idle_runs_only_when_no_message_is_pending(pair):
+    """on_idle (deferred work) first runs after the whole backlog is taken; an exception
+    out of it is reported as 'idle' and the thread goes on."""
+    pub_node, sub_node, executor = pair
+    got, idle_at, errors = [], [], []
+
+    def on_idle():
+        idle_at.append(len(got))
+        if len(idle_at) == 1:
+            raise RuntimeError('deferred work failed')
+    thread = SensorThread(sub_node, lambda sub, exc: errors.append((sub, str(exc))),
+                          on_idle=on_idle)
+    sub_node.create_subscription(Int32, 'backlog', lambda m: got.append(m.data), 10,
+                                 callback_group=thread.group)
+    pub = pub_node.create_publisher(Int32, 'backlog', 10)
+    matched(executor, pub)
+    for k in range(5):
+        pub.publish(Int32(data=k))
+    spin_until(executor, lambda: False, timeout_s=1.0)     # delivered, not yet taken
+    thread.start()
+    assert spin_until(executor, lambda: len(idle_at) >= 2)  # it went on after the error
+    assert idle_at[0] == 5 and got == list(range(5))
+    assert errors == [('idle', 'deferred work failed')]
+    thread.stop()
+
+
 def test_with_info_gives_the_reception_time(pair):
     pub_node, sub_node, executor = pair
     got = []
