@@ -19,8 +19,9 @@ the socket or dies, and is restarted on the next request if it crashed (at most 
 under SCHED_IDLE (Linux; elsewhere nice +10): it uses only CPU time the node's threads leave,
 and, unlike a merely niced process, never preempts the tick when a request wakes it (at nice
 +10, handing a request over cost the tick ~0.3 ms on a 2-core machine). Under full load its
-answers then come late or not at all, never the tick. It ignores SIGINT (Ctrl-C in a terminal reaches the whole process group): it stops when the
-node, shutting down, closes the socket.
+answers then come late or not at all, never the tick. It ignores SIGINT (Ctrl-C in a
+terminal reaches the whole process group): it stops when the node, shutting down, closes the
+socket.
 """
 
 import os

@@ -107,12 +107,13 @@ class SerializedTemplate:
 
     ``doubles`` and ``integers`` are lists of ``(object, attribute)`` inside ``msg``;
     ``(object, attribute, k)`` in ``doubles`` is a float64 sequence field of k elements (it
-    must hold k values in ``msg`` too). Their byte offsets are found by serialising a copy with a distinct random sentinel in each
-    field. Random, not fixed: the serialiser leaves alignment padding uninitialised, and that
-    memory may still hold the sentinels of an earlier template (a fixed pattern was then
-    found twice in ~2 % of templates). ``ok`` is False when no attempt works (a sentinel not
-    found exactly once, or a non-little-endian encoding): the caller then publishes the
-    message object instead.
+    must hold k values in ``msg`` too). Their byte offsets are found by serialising a copy
+    with a distinct random sentinel in each field. Random, not fixed: the serialiser leaves
+    alignment padding uninitialised, and that memory may still hold the sentinels of an
+    earlier template (a fixed pattern was then found twice in ~2 % of templates). ``ok`` is
+    False when no attempt works (a sentinel not found exactly once, a layout other than the
+    message's, or a non-little-endian encoding): the caller then publishes the message
+    object instead.
     """
 
     _ATTEMPTS = 3

@@ -60,14 +60,16 @@ class SensorThread:
     """Runs the callbacks of ``node``'s subscriptions in :attr:`group` on a thread.
 
     Create the subscriptions with ``callback_group=thread.group``, then :meth:`start`;
-    :meth:`stop` before the node is destroyed. ``on_error(subscription, exception)`` is called
-    on the thread for an exception raised by a subscription's callback (the thread goes on),
-    and ``on_error(None, exception)`` when waiting fails other than by stop() or shutdown
-    (the thread ends; ``running`` is then False). ``with_info``: callbacks get ``(message, info)``, ``info`` the dict
-    of rclpy's ``take_message`` (``source_timestamp``, ``received_timestamp`` [ns], ...).
-    ``on_idle()``, if given, is called on the thread each time no message is pending, before
-    it waits: for work that may wait but should not delay the callbacks (an exception out of
-    it goes to ``on_error("idle", exception)`` and the thread goes on).
+    :meth:`stop` before the node is destroyed.
+
+    - ``on_error(subscription, exception)`` is called on the thread for an exception raised
+      by a subscription's callback (the thread goes on), ``on_error("idle", exception)`` for
+      one raised by ``on_idle`` (it goes on), and ``on_error(None, exception)`` when waiting
+      fails other than by stop() or shutdown (the thread ends; ``running`` is then False).
+    - ``with_info``: callbacks get ``(message, info)``, ``info`` the dict of rclpy's
+      ``take_message`` (``source_timestamp``, ``received_timestamp`` [ns], ...).
+    - ``on_idle()``, if given, is called on the thread each time no message is pending,
+      before it waits: for work that may wait but should not delay the callbacks.
     """
 
     def __init__(self, node, on_error, with_info=False, on_idle=None):

@@ -3,10 +3,10 @@ Pinocchio.
 
 One rclpy context, one node and one helper node for the whole module (tests run in file
 order and share the node: the model reload test is last), twice: with the node's sensor
-thread (the default) and with every callback on the executor (``sensor_thread: false``). The helper publishes iCub's
-description on the robot_description topic, joint states (split over two messages, with
-an unknown name), odometry of a foot and two foot wrenches (one expressed in another
-frame), and records every output.
+thread (the default) and with every callback on the executor (``sensor_thread: false``).
+The helper publishes iCub's description on the robot_description topic, joint states (split
+over two messages, with an unknown name), odometry of a foot and two foot wrenches (one
+expressed in another frame), and records every output.
 
 Run:  source scripts/env.sh && python -m pytest test/ros/test_node.py
 """
