@@ -18,11 +18,9 @@ from std_msgs.msg import Int32, String
 from kin_dyn_ros.sensor_thread import SensorThread
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from ros_helpers import loopback_context  # noqa: E402
+from ros_helpers import loopback_context, spin_until  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
-
-TIMEOUT_S = 20.0
 
 
 @pytest.fixture(scope='module')
@@ -44,28 +42,29 @@ def pair(ros_context):
     sub_node.destroy_node()
 
 
-def spin_until(executor, predicate, timeout_s=TIMEOUT_S):
-    deadline = time.monotonic() + timeout_s
-    while not predicate() and time.monotonic() < deadline:
-        executor.spin_once(timeout_sec=0.01)
-    return predicate()
-
-
 def matched(executor, *publishers):
     assert spin_until(executor, lambda: all(p.get_subscription_count() for p in publishers))
 
 
-def test_callbacks_run_on_the_thread_in_order_never_on_the_executor(pair):
+def wired(pair, on_error, topic, callback, msg_type=Int32, depth=10, **options):
+    """(thread, publisher): a SensorThread (not started; ``options`` are its keyword
+    arguments) with one subscription of the subscriber node to ``topic``, and a publisher
+    of the publisher node to it, matched."""
     pub_node, sub_node, executor = pair
-    errors, got = [], []
-    thread = SensorThread(sub_node, lambda sub, exc: errors.append(exc))
-    sub_node.create_subscription(
-        Int32, 'numbers', lambda m: got.append((m.data, threading.current_thread().name,
-                                                threading.get_native_id())),
-        100, callback_group=thread.group)
-    thread.start()
-    pub = pub_node.create_publisher(Int32, 'numbers', 100)
+    thread = SensorThread(sub_node, on_error, **options)
+    sub_node.create_subscription(msg_type, topic, callback, depth, callback_group=thread.group)
+    pub = pub_node.create_publisher(msg_type, topic, depth)
     matched(executor, pub)
+    return thread, pub
+
+
+def test_callbacks_run_on_the_thread_in_order_never_on_the_executor(pair):
+    executor = pair[2]
+    errors, got = [], []
+    thread, pub = wired(pair, lambda sub, exc: errors.append(exc), 'numbers',
+                        lambda m: got.append((m.data, threading.current_thread().name,
+                                              threading.get_native_id())), depth=100)
+    thread.start()
     for k in range(50):
         pub.publish(Int32(data=k))
     assert spin_until(executor, lambda: len(got) == 50)
@@ -104,19 +103,15 @@ def test_pending_messages_are_taken_one_per_subscription_per_round(pair):
 def test_on_idle_runs_only_when_no_message_is_pending(pair):
     """on_idle (deferred work) first runs after the whole backlog is taken; an exception
     out of it is reported as 'idle' and the thread goes on."""
-    pub_node, sub_node, executor = pair
+    executor = pair[2]
     got, idle_at, errors = [], [], []
 
     def on_idle():
         idle_at.append(len(got))
         if len(idle_at) == 1:
             raise RuntimeError('deferred work failed')
-    thread = SensorThread(sub_node, lambda sub, exc: errors.append((sub, str(exc))),
-                          on_idle=on_idle)
-    sub_node.create_subscription(Int32, 'backlog', lambda m: got.append(m.data), 10,
-                                 callback_group=thread.group)
-    pub = pub_node.create_publisher(Int32, 'backlog', 10)
-    matched(executor, pub)
+    thread, pub = wired(pair, lambda sub, exc: errors.append((sub, str(exc))), 'backlog',
+                        lambda m: got.append(m.data), on_idle=on_idle)
     for k in range(5):
         pub.publish(Int32(data=k))
     spin_until(executor, lambda: False, timeout_s=1.0)     # delivered, not yet taken
@@ -128,14 +123,11 @@ def test_on_idle_runs_only_when_no_message_is_pending(pair):
 
 
 def test_with_info_gives_the_reception_time(pair):
-    pub_node, sub_node, executor = pair
+    executor = pair[2]
     got = []
-    thread = SensorThread(sub_node, lambda sub, exc: None, with_info=True)
-    sub_node.create_subscription(String, 'text', lambda m, info: got.append((m.data, info)),
-                                 10, callback_group=thread.group)
+    thread, pub = wired(pair, lambda sub, exc: None, 'text',
+                        lambda m, info: got.append((m.data, info)), String, with_info=True)
     thread.start()
-    pub = pub_node.create_publisher(String, 'text', 10)
-    matched(executor, pub)
     before = time.time_ns()
     pub.publish(String(data='hello'))
     assert spin_until(executor, lambda: got)
@@ -145,18 +137,16 @@ def test_with_info_gives_the_reception_time(pair):
 
 
 def test_a_failing_callback_is_reported_and_the_thread_goes_on(pair):
-    pub_node, sub_node, executor = pair
+    executor = pair[2]
     errors, got = [], []
 
     def callback(msg):
         if msg.data == 1:
             raise RuntimeError('bad message')
         got.append(msg.data)
-    thread = SensorThread(sub_node, lambda sub, exc: errors.append((sub.topic_name, exc)))
-    sub_node.create_subscription(Int32, 'flaky', callback, 10, callback_group=thread.group)
+    thread, pub = wired(pair, lambda sub, exc: errors.append((sub.topic_name, exc)), 'flaky',
+                        callback)
     thread.start()
-    pub = pub_node.create_publisher(Int32, 'flaky', 10)
-    matched(executor, pub)
     for k in range(3):
         pub.publish(Int32(data=k))
     assert spin_until(executor, lambda: len(got) == 2)
@@ -166,13 +156,10 @@ def test_a_failing_callback_is_reported_and_the_thread_goes_on(pair):
 
 
 def test_stop_is_prompt_and_later_messages_are_not_taken(pair):
-    pub_node, sub_node, executor = pair
+    executor = pair[2]
     got = []
-    thread = SensorThread(sub_node, lambda sub, exc: None)
-    sub_node.create_subscription(Int32, 'late', got.append, 10, callback_group=thread.group)
+    thread, pub = wired(pair, lambda sub, exc: None, 'late', got.append)
     thread.start()
-    pub = pub_node.create_publisher(Int32, 'late', 10)
-    matched(executor, pub)
     start = time.monotonic()
     thread.stop()
     assert time.monotonic() - start < 1.0 and not thread.running
