@@ -14,7 +14,10 @@ Three processes on loopback DDS:
   (the stamp is read from the CDR header, no deserialisation) and computes, per output,
   the latency from the JointState's publication (its stamp) to reception (the middleware's
   reception time where rclpy gives it, Jazzy; else when the callback runs), and the
-  fraction of published JointStates that produced the output.
+  fraction of published JointStates that produced the output. The last column is the
+  node process's CPU time (user + system, all its threads; Linux) per JointState sent,
+  from the publisher's start to 0.5 s after its end: less sensitive to a busy machine
+  than the latency tail, so the figure to compare versions by.
 
 The first 0.5 s of each rate are left out of the figures. A rate is *sustained* when
 every per-tick output arrives for >= 99 % of the JointStates and its p99 latency stays
@@ -200,19 +203,34 @@ class Receiver:
             r.clear()
 
 
-def measure(receiver, rate, duration, aux_rate):
+def cpu_seconds(pid):
+    """CPU time [s] (user + system) used so far by process ``pid`` (Linux /proc; None
+    elsewhere)."""
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def measure(receiver, rate, duration, aux_rate, node_pid=None):
     receiver.clear()
+    cpu_before = cpu_seconds(node_pid)
     pub = subprocess.Popen([sys.executable, __file__, '--publish', '--rate', str(rate),
                             '--duration', str(duration), '--aux-rate', str(aux_rate)],
                            stdout=subprocess.PIPE, text=True, env=dict(os.environ))
     pub.wait()
     time.sleep(0.5)              # what is still in flight
+    cpu_after = cpu_seconds(node_pid)
     sent = json.loads(pub.stdout.read().strip().splitlines()[-1])
     # the first WARMUP_S of each run are left out (publisher start, first ticks)
     first = sent['first_ns'] + int(WARMUP_S * 1e9)
     span = max(1, sent['last_ns'] - sent['first_ns'])
     expected = sent['sent'] * (sent['last_ns'] - first) / span
-    row = {'rate': rate, 'sent': round(expected)}
+    row = {'rate': rate, 'sent': round(expected),
+           'cpu_ms': (None if cpu_before is None or cpu_after is None
+                      else 1e3 * (cpu_after - cpu_before) / max(1, sent['sent']))}
     for key, records in receiver.records.items():
         inside = [(s, r) for s, r in records if first <= s <= sent['last_ns']]
         latency = np.array([r - s for s, r in inside]) * 1e-6
@@ -228,13 +246,15 @@ def measure(receiver, rate, duration, aux_rate):
 def print_table(rows):
     keys = list(OUTPUTS)
     print(f"{'rate [Hz]':>9} {'sent':>6}  " + '  '.join(f'{k:>22}' for k in keys)
-          + '  sustained')
-    print(f"{'':>9} {'':>6}  " + '  '.join(f"{'recv% p50/p99 [ms]':>22}" for _ in keys))
+          + '  sustained  node CPU')
+    print(f"{'':>9} {'':>6}  " + '  '.join(f"{'recv% p50/p99 [ms]':>22}" for _ in keys)
+          + f"{'':11s}  [ms/JS]")
     for row in rows:
         cells = [f"{100 * row[k]['ratio']:5.1f}% {row[k]['p50']:6.2f}/{row[k]['p99']:6.2f}"
                  for k in keys]
+        cpu = 'n/a' if row['cpu_ms'] is None else f"{row['cpu_ms']:.3f}"
         print(f"{row['rate']:>9} {row['sent']:>6}  " + '  '.join(f'{c:>22}' for c in cells)
-              + f"  {'yes' if row['sustained'] else 'NO'}")
+              + f"  {'yes' if row['sustained'] else 'NO':>9}  {cpu:>8}")
     ok = [r['rate'] for r in rows if r['sustained']]
     print(f"highest sustained rate: {max(ok) if ok else 'none'} Hz")
     for row in rows:
@@ -306,7 +326,8 @@ def main():
             return 1
         rows = []
         for rate in args.rates:
-            rows.append(measure(receiver, int(rate), args.duration, args.aux_rate))
+            rows.append(measure(receiver, int(rate), args.duration, args.aux_rate,
+                                node_proc.pid))
             print(f'{int(rate)} Hz done', file=sys.stderr, flush=True)
         print_table(rows)
     finally:

@@ -68,6 +68,7 @@ def main():
     from geometry_msgs.msg import PolygonStamped
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
     from sensor_msgs.msg import JointState
     from visualization_msgs.msg import MarkerArray
 
@@ -127,11 +128,12 @@ def main():
             sec, nsec = divmod(t_ns, 1_000_000_000)
             for msg in (js, odom, *wrenches.values()):
                 msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
-            node._on_odometry(odom)
+            node._on_odometry(serialize_message(odom))   # as the node's raw subscriptions
             for c, msg in wrenches.items():
-                node._on_wrench(c, msg)
+                node._on_wrench(c, serialize_message(msg))
+            data = serialize_message(js)
             t0 = time.perf_counter()
-            node._on_joint_state(js)
+            node._on_joint_state(data)
             out[k] = time.perf_counter() - t0
             if k % 50 == 0:
                 executor.spin_once(timeout_sec=0.0)     # let the helper drain

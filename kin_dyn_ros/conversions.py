@@ -19,8 +19,8 @@ __all__ = [
     "QUATERNION_TOLERANCE", "quaternion_to_matrix", "rotations_to_quaternions",
     "pose_to_matrix", "pose_list_to_matrix", "matrix_to_pose", "transform_to_matrix",
     "make_transform_stamped", "fill_transforms", "vector_to_array", "twist_to_array",
-    "wrench_to_array", "float_array", "matrix_to_list", "list_to_matrix", "stamp_to_ns",
-    "change_base_representation", "base_state_from_odometry", "JointStateMerger",
+    "wrench_to_array", "finite_array", "float_array", "matrix_to_list", "list_to_matrix",
+    "stamp_to_ns", "change_base_representation", "base_state_from_odometry", "JointStateMerger",
 ]
 
 # As tf2: a quaternion whose squared norm is further than this from 1 is rejected,
@@ -28,7 +28,8 @@ __all__ = [
 QUATERNION_TOLERANCE = 1e-2
 
 
-def _finite(name, values):
+def finite_array(name, values):
+    """float64 array of ``values``; ValueError naming ``name`` when one is NaN or inf."""
     arr = np.asarray(values, dtype=float)
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf: {arr.tolist()}")
@@ -41,7 +42,7 @@ def quaternion_to_matrix(x, y, z, w):
     Raises ValueError for NaN/inf, a zero quaternion, or one whose squared norm is
     further than :data:`QUATERNION_TOLERANCE` from 1; a near-unit one is normalised.
     """
-    q = _finite("quaternion", (x, y, z, w))
+    q = finite_array("quaternion", (x, y, z, w))
     n2 = float(q @ q)
     if abs(n2 - 1.0) > QUATERNION_TOLERANCE:
         raise ValueError(f"quaternion (x, y, z, w) = {q.tolist()} has norm {np.sqrt(n2):.6g}: "
@@ -94,7 +95,7 @@ def rotations_to_quaternions(rotations):
 
 def vector_to_array(v):
     """(3,) array of a geometry_msgs Vector3 or Point; ValueError for NaN/inf."""
-    return _finite("vector", (v.x, v.y, v.z))
+    return finite_array("vector", (v.x, v.y, v.z))
 
 
 def pose_to_matrix(pose):
@@ -102,7 +103,7 @@ def pose_to_matrix(pose):
     q = pose.orientation
     h = np.eye(4)
     h[:3, :3] = quaternion_to_matrix(q.x, q.y, q.z, q.w)
-    h[:3, 3] = _finite("position", (pose.position.x, pose.position.y, pose.position.z))
+    h[:3, 3] = finite_array("position", (pose.position.x, pose.position.y, pose.position.z))
     return h
 
 
@@ -122,7 +123,7 @@ def pose_list_to_matrix(values):
         raise ValueError(f"expected a pose [x, y, z, qx, qy, qz, qw] with 7 values, got {v.size}")
     h = np.eye(4)
     h[:3, :3] = quaternion_to_matrix(*v[3:])
-    h[:3, 3] = _finite("position", v[:3])
+    h[:3, 3] = finite_array("position", v[:3])
     return h
 
 
@@ -163,13 +164,13 @@ def fill_transforms(transforms, h, stamp=None):
 
 def twist_to_array(twist):
     """(6,) [linear; angular] of a geometry_msgs/Twist, validated."""
-    return _finite("twist", (twist.linear.x, twist.linear.y, twist.linear.z,
+    return finite_array("twist", (twist.linear.x, twist.linear.y, twist.linear.z,
                              twist.angular.x, twist.angular.y, twist.angular.z))
 
 
 def wrench_to_array(wrench):
     """(6,) [force; torque] of a geometry_msgs/Wrench, validated."""
-    return _finite("wrench", (wrench.force.x, wrench.force.y, wrench.force.z,
+    return finite_array("wrench", (wrench.force.x, wrench.force.y, wrench.force.z,
                               wrench.torque.x, wrench.torque.y, wrench.torque.z))
 
 

@@ -7,7 +7,8 @@ changes its state.
 
 Inputs: ``robot_description`` (parameter, else topic: reliable, transient_local), ``joint_states``
 (merged by name, SensorDataQoS, QoS overridable), nav_msgs/Odometry on ``odometry_topic``
-(the child frame may be any link), a geometry_msgs/WrenchStamped per contact.
+(the child frame may be any link), a geometry_msgs/WrenchStamped per contact; these sensor
+messages are taken as bytes and read by :mod:`.cdr`.
 Outputs, stamped with the JointState's stamp: /tf, /tf_static, ~/com, ~/centroidal_momentum
 (TwistStamped: linear = m v_com, angular = angular momentum about the CoM, world axes),
 ~/gravity_torques, ~/forward_dynamics, ~/markers, /diagnostics; services ~/get_jacobian,
@@ -42,6 +43,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 import rclpy
+from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.exceptions import NameValidationException, ParameterException
@@ -55,9 +57,10 @@ from geometry_msgs.msg import WrenchStamped
 from tf2_msgs.msg import TFMessage
 
 from .contact_mechanics import ContactMechanics
+from .cdr import InputReader
 from .conversions import (JointStateMerger, base_state_from_odometry,
-                          change_base_representation, pose_to_matrix, stamp_to_ns,
-                          twist_to_array, wrench_to_array)
+                          change_base_representation, finite_array, pose_list_to_matrix,
+                          stamp_to_ns)
 from .diagnostics import InputsReport, TickStats, build_diagnostics
 from .dynamics import KinDynComputations, Representations
 from .markers import MarkerSet
@@ -135,6 +138,7 @@ class KinDynNode(Node):
         self._js_received_ns = self._last_stamp_ns = None
         self._wrenches, self._stale = {}, set()    # latest per contact (diagnostics)
         self._odom_buffer, self._wrench_buffers = deque(maxlen=INPUT_BUFFER), {}
+        self._reader = InputReader()     # the sensor messages come as bytes (raw=True)
         self._markers_ns = None
         self._fd_note = "no tick yet"
         self._static = {}
@@ -193,7 +197,7 @@ class KinDynNode(Node):
             self.create_subscription(
                 msg_type, topic, callback, qos_profile_sensor_data, callback_group=group,
                 qos_overriding_options=QoSOverridingOptions.with_default_policies(),
-                event_callbacks=NO_SUBSCRIPTION_EVENTS)
+                event_callbacks=NO_SUBSCRIPTION_EVENTS, raw=True)    # read by .cdr
         # Odometry and wrenches first: when messages of one instant wait together, they
         # are then taken before the JointState that triggers the tick.
         if s.use_odometry:
@@ -295,7 +299,11 @@ class KinDynNode(Node):
             self._load_model(msg.data, self._settings)
 
     def _now_ns(self):
-        return self.get_clock().now().nanoseconds
+        """The node clock's time [ns] (ROS time under use_sim_time): ``get_clock().now()``
+        without building its rclpy.time.Time object (0.7 against 1.9 us)."""
+        handle = self.get_clock().handle
+        with handle:
+            return handle.get_now().nanoseconds
 
     def _on_joint_state(self, msg):
         m = self._model
@@ -303,14 +311,14 @@ class KinDynNode(Node):
             self._log.info("no model", "joint_states ignored: no robot_description yet")
             return
         try:
+            msg = self._reader.joint_state(msg)
             m.merger.update(msg)
         except ValueError as exc:
             self._log.warning("joint_states", f"JointState dropped: {exc}")
             return
-        now = self.get_clock().now()
-        self._js_received_ns = now.nanoseconds
-        zero = msg.header.stamp.sec == 0 and msg.header.stamp.nanosec == 0
-        self._js_stamp = now.to_msg() if zero else msg.header.stamp
+        self._js_received_ns = now = self._now_ns()
+        zero = msg.stamp.sec == 0 and msg.stamp.nanosec == 0
+        self._js_stamp = Time(sec=now // 10 ** 9, nanosec=now % 10 ** 9) if zero else msg.stamp
         if self._settings.rate == 0:
             self._tick()
 
@@ -323,37 +331,38 @@ class KinDynNode(Node):
 
     def _on_odometry(self, msg):
         try:
-            self._odometry = self._read_odometry(msg)
+            self._odometry = self._read_odometry(self._reader.odometry(msg))
             self._odom_buffer.append(self._odometry)
         except ValueError as exc:
             self._log.warning("odometry", f"Odometry dropped: {exc}")
 
-    def _read_odometry(self, msg):
+    def _read_odometry(self, odom):
         world = self._settings.world_frame
-        if msg.header.frame_id not in ("", world):
-            raise ValueError(f"frame_id '{msg.header.frame_id}' is not world_frame '{world}'")
+        if odom.frame_id not in ("", world):
+            raise ValueError(f"frame_id '{odom.frame_id}' is not world_frame '{world}'")
         if self._model is None:
             raise ValueError("no robot_description yet")
-        child = self._model_frame(msg.child_frame_id)
+        child = self._model_frame(odom.child_frame_id)
         if child is None:
-            raise ValueError(f"child_frame_id '{msg.child_frame_id}' is not a link of the model")
-        value = (pose_to_matrix(msg.pose.pose), twist_to_array(msg.twist.twist))
+            raise ValueError(f"child_frame_id '{odom.child_frame_id}' is not a link of the model")
+        value = (pose_list_to_matrix(odom.pose), finite_array("twist", odom.twist))
         now = self._now_ns()
-        return _Timed(child, value, stamp_to_ns(msg.header.stamp) or now, now)
+        return _Timed(child, value, stamp_to_ns(odom.stamp) or now, now)
 
     def _on_wrench(self, contact, msg):
         try:
+            msg = self._reader.wrench(msg)
             if self._model is None:
                 raise ValueError("no robot_description yet")
-            frame = self._model_frame(msg.header.frame_id or contact)
+            frame = self._model_frame(msg.frame_id or contact)
             if frame is None:
-                raise ValueError(f"frame_id '{msg.header.frame_id}' is not a link of the model")
-            value = wrench_to_array(msg.wrench)
+                raise ValueError(f"frame_id '{msg.frame_id}' is not a link of the model")
+            value = finite_array("wrench", msg.wrench)
         except ValueError as exc:
             self._log.warning(f"wrench {contact}", f"WrenchStamped of '{contact}' dropped: {exc}")
             return
         now = self._now_ns()
-        entry = _Timed(frame, value, stamp_to_ns(msg.header.stamp) or now, now)
+        entry = _Timed(frame, value, stamp_to_ns(msg.stamp) or now, now)
         self._wrenches[contact] = entry
         self._wrench_buffers.setdefault(contact, deque(maxlen=INPUT_BUFFER)).append(entry)
 

@@ -27,6 +27,7 @@ import rclpy  # noqa: E402
 from builtin_interfaces.msg import Time  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.serialization import serialize_message  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
@@ -458,10 +459,15 @@ def test_bad_inputs_are_dropped_and_leave_the_state_unchanged(system, ref):
               joint_state_msg(names[:2], [0.1, 0.2], efforts=[1.0, 2.0, 3.0]),  # effort length
               joint_state_msg(names[:2], [0.1, math.nan]),
               joint_state_msg(names[:2], [0.1, 0.2], [math.inf, 0.0])]
-    bad_stamps = [add_ms(stamp, 2.0 + k) for k in range(len(bad_js))]
+    bad_stamps = [add_ms(stamp, 2.0 + k) for k in range(len(bad_js) + 1)]
     for msg, st in zip(bad_js, bad_stamps):
         msg.header.stamp = st
         rig.joint_states.publish(msg)
+    # bytes that end early (the node reads its inputs from their bytes: kin_dyn_ros.cdr)
+    cut = joint_state_msg(names, case.s, case.s_dot, case.tau, bad_stamps[-1])
+    rig.joint_states.publish(serialize_message(cut)[:-12])
+    rig.odometry.publish(serialize_message(nan_q)[:80])
+    rig.wrenches['l_sole'].publish(serialize_message(wrench_msg('', np.ones(6), bad_stamp))[:30])
     # re-send the good odometry and wrenches (in order after the bad ones on each topic)
     # and probe with the odd joints again (unchanged values) and unknown names only
     probe = add_ms(stamp, 20.0)
