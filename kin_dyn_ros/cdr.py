@@ -143,20 +143,26 @@ class InputReader:
 
     def joint_state(self, data):
         """:class:`JointStateInput` of a sensor_msgs/JointState."""
-        if not isinstance(data, bytes):
-            return _joint_state_from_message(data)
-        if data[:2] != _PLAIN_CDR_LE:
-            return _joint_state_from_message(_deserialize(data, JointState))
-        try:
-            stamp, _, p = _header(data)
-            p = _align(p, 4)
-            (count,) = _U32(data, p)
-            names, p = self._names(data, p + 4, count)
-            position, p = _sequence(data, p)
-            velocity, p = _sequence(data, p)
-            effort, p = _sequence(data, p)
-        except (struct.error, ValueError) as exc:
-            raise ValueError(f"malformed JointState bytes: {exc}") from None
+        return _read(data, JointState, _joint_state_from_message, self._joint_state)
+
+    @staticmethod
+    def odometry(data):
+        """:class:`OdometryInput` of a nav_msgs/Odometry."""
+        return _read(data, Odometry, _odometry_from_message, _odometry)
+
+    @staticmethod
+    def wrench(data):
+        """:class:`WrenchInput` of a geometry_msgs/WrenchStamped."""
+        return _read(data, WrenchStamped, _wrench_from_message, _wrench)
+
+    def _joint_state(self, data):
+        stamp, _, p = _header(data)
+        p = _align(p, 4)
+        (count,) = _U32(data, p)
+        names, p = self._names(data, p + 4, count)
+        position, p = _sequence(data, p)
+        velocity, p = _sequence(data, p)
+        effort, p = _sequence(data, p)
         return JointStateInput(stamp, names, position, velocity, effort)
 
     def _names(self, data, start, count):
@@ -177,37 +183,35 @@ class InputReader:
         self._layouts = [layout] + self._layouts[:_NAME_LAYOUTS - 1]
         return layout.names, p
 
-    @staticmethod
-    def odometry(data):
-        """:class:`OdometryInput` of a nav_msgs/Odometry."""
-        if not isinstance(data, bytes):
-            return _odometry_from_message(data)
-        if data[:2] != _PLAIN_CDR_LE:
-            return _odometry_from_message(_deserialize(data, Odometry))
-        try:
-            stamp, frame_id, p = _header(data)
-            child, p = _string(data, p)
-            pose, p = _doubles(data, p, 7)
-            twist, p = _doubles(data, p + _COVARIANCE, 6)
-            if p + _COVARIANCE > len(data):
-                raise ValueError("the twist covariance runs past the end")
-        except (struct.error, ValueError) as exc:
-            raise ValueError(f"malformed Odometry bytes: {exc}") from None
-        return OdometryInput(stamp, frame_id, child, pose, twist)
 
-    @staticmethod
-    def wrench(data):
-        """:class:`WrenchInput` of a geometry_msgs/WrenchStamped."""
-        if not isinstance(data, bytes):
-            return _wrench_from_message(data)
-        if data[:2] != _PLAIN_CDR_LE:
-            return _wrench_from_message(_deserialize(data, WrenchStamped))
-        try:
-            stamp, frame_id, p = _header(data)
-            wrench, _ = _doubles(data, p, 6)
-        except (struct.error, ValueError) as exc:
-            raise ValueError(f"malformed WrenchStamped bytes: {exc}") from None
-        return WrenchInput(stamp, frame_id, wrench)
+def _odometry(data):
+    stamp, frame_id, p = _header(data)
+    child, p = _string(data, p)
+    pose, p = _doubles(data, p, 7)
+    twist, p = _doubles(data, p + _COVARIANCE, 6)
+    if p + _COVARIANCE > len(data):
+        raise ValueError("the twist covariance runs past the end")
+    return OdometryInput(stamp, frame_id, child, pose, twist)
+
+
+def _wrench(data):
+    stamp, frame_id, p = _header(data)
+    wrench, _ = _doubles(data, p, 6)
+    return WrenchInput(stamp, frame_id, wrench)
+
+
+def _read(data, msg_type, from_message, from_bytes):
+    """A message object, or bytes: plain little-endian CDR read by ``from_bytes``, any other
+    encapsulation deserialised by rclpy first. ValueError for bytes that are not a
+    ``msg_type``."""
+    if not isinstance(data, bytes):
+        return from_message(data)
+    if data[:2] != _PLAIN_CDR_LE:
+        return from_message(_deserialize(data, msg_type))
+    try:
+        return from_bytes(data)
+    except (struct.error, ValueError) as exc:
+        raise ValueError(f"malformed {msg_type.__name__} bytes: {exc}") from None
 
 
 def _deserialize(data, msg_type):
