@@ -56,8 +56,8 @@ from std_msgs.msg import String
 from geometry_msgs.msg import WrenchStamped
 from tf2_msgs.msg import TFMessage
 
-from .contact_mechanics import ContactMechanics
 from .cdr import InputReader
+from .contact_mechanics import ContactMechanics
 from .conversions import (JointStateMerger, base_state_from_odometry,
                           change_base_representation, finite_array, pose_list_to_matrix,
                           stamp_to_ns)
