@@ -52,6 +52,7 @@ from std_msgs.msg import String
 from ..conversions import float_array, matrix_to_pose
 from ..dynamics import KinDynComputations
 from ..markers import FORCE_SCALE
+from ..spinning import spin_until
 from .analysis import align
 from .motion import Motion, body_twist, wrench_in_frame
 from .plots import plot_all
@@ -403,16 +404,6 @@ class _DemoNode:
         pub.publish(cdr)
         self.recorder.write(topic, cdr, time.time_ns())
 
-    def spin_until(self, executor, predicate, timeout_s, on_tick=None):
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if predicate():
-                return True
-            if on_tick is not None:
-                on_tick()
-            executor.spin_once(timeout_sec=0.01)
-        return predicate()
-
 
 # node outputs kept for the analysis: {topic name under ~/: kind}
 _DECODED = {"com": "com", "centroidal_momentum": "momentum", "gravity_torques": "gravity",
@@ -578,8 +569,8 @@ def _run_ros(options, out, motion, table, urdf, process, log_path, warnings, mod
                                    + _tail(log_path))
             return True
 
-        ready = demo.spin_until(executor, lambda: alive() and demo.tf_static and demo.matched(),
-                                READY_TIMEOUT_S, on_tick=demo.discover)
+        ready = spin_until(executor, lambda: alive() and demo.tf_static and demo.matched(),
+                           READY_TIMEOUT_S, on_tick=demo.discover, step_s=0.01)
         if not ready:
             raise RuntimeError(f"the node was not ready after {READY_TIMEOUT_S:.0f} s "
                                f"(/tf_static received: {demo.tf_static}, topics: "
@@ -587,7 +578,7 @@ def _run_ros(options, out, motion, table, urdf, process, log_path, warnings, mod
         _log(f"node ready; recording {len(demo.subscriptions)} output topics; running for "
              f"{options.duration:g} s")
         demo.prime()
-        demo.spin_until(executor, lambda: False, PRIME_S)
+        spin_until(executor, lambda: False, PRIME_S, step_s=0.01)
         progress = _Progress(demo, options.progress)
         cpu0 = (_cpu_seconds(), _cpu_seconds(process.pid), time.perf_counter())
         demo.start()

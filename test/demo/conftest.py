@@ -1,13 +1,9 @@
-"""The ROS tests need the environment of scripts/env.sh: without it they fail at once with
-the command that makes it, rather than being skipped."""
+"""The demo tests need the environment of scripts/env.sh (see test/ros/ros_environment.py)."""
 
-import pytest
+import pathlib
+import sys
 
-try:
-    import kin_dyn_ros_interfaces.srv  # noqa: F401
-    import rclpy  # noqa: F401
-    import tf2_msgs.msg  # noqa: F401
-except ImportError as exc:  # pragma: no cover - a setup error, not a test result
-    raise pytest.UsageError(
-        f"the demo tests need the ROS 2 environment ({exc}): "
-        "bash scripts/setup_env.sh && source scripts/env.sh") from exc
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "ros"))
+from ros_environment import require_ros_environment  # noqa: E402
+
+require_ros_environment("demo")

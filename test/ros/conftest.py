@@ -1,16 +1,11 @@
-"""The ROS tests need the environment of scripts/env.sh: without it they fail at once with
-the command that makes it, rather than being skipped."""
+"""Fixtures of the ROS tests; they need the environment of scripts/env.sh
+(:mod:`ros_environment`)."""
 
 import pytest
 
-try:
-    import kin_dyn_ros_interfaces.srv  # noqa: F401
-    import rclpy  # noqa: F401
-    import tf2_msgs.msg  # noqa: F401
-except ImportError as exc:  # pragma: no cover - a setup error, not a test result
-    raise pytest.UsageError(
-        f"the ROS tests need the ROS 2 environment ({exc}): "
-        "bash scripts/setup_env.sh && source scripts/env.sh") from exc
+from ros_environment import require_ros_environment
+
+require_ros_environment("ROS")
 
 
 @pytest.fixture(scope='session')

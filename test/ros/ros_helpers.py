@@ -6,10 +6,10 @@ Not a test module (no ``test_`` prefix); the ROS test files import it.
 
 import os
 import random
-import time
 
 import numpy as np
 import rclpy
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, TwistStamped, WrenchStamped
 from nav_msgs.msg import Odometry
@@ -18,6 +18,7 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
+from kin_dyn_ros import spinning
 from kin_dyn_ros.conversions import matrix_to_pose
 from kin_dyn_ros.outputs import LATCHED_QOS, TF_QOS
 from kin_dyn_ros_interfaces.msg import ForwardDynamics
@@ -63,15 +64,23 @@ def loopback_context(low, high):
 
 
 def spin_until(executor, predicate, timeout_s=TIMEOUT_S, on_tick=None):
-    """Spin ``executor`` until ``predicate()`` or the deadline; returns predicate()."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        if on_tick is not None:
-            on_tick()
-        executor.spin_once(timeout_sec=0.02)
-    return predicate()
+    """:func:`kin_dyn_ros.spinning.spin_until` with the tests' default timeout."""
+    return spinning.spin_until(executor, predicate, timeout_s, on_tick)
+
+
+def ns(stamp):
+    """Integer nanoseconds of a builtin_interfaces/Time."""
+    return stamp.sec * 10**9 + stamp.nanosec
+
+
+def from_ns(t):
+    """builtin_interfaces/Time of integer nanoseconds ``t``."""
+    return Time(sec=t // 10**9, nanosec=t % 10**9)
+
+
+def now_stamp(rig):
+    """A fresh stamp: now on the helper node's clock."""
+    return from_ns(rig.node.get_clock().now().nanoseconds)
 
 
 def stamp_of(msg):

@@ -22,7 +22,6 @@ import numpy as np
 import pytest
 
 import rclpy  # noqa: E402
-from builtin_interfaces.msg import Time  # noqa: E402
 from geometry_msgs.msg import PolygonStamped  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
@@ -42,8 +41,8 @@ from kin_dyn_ros_interfaces.srv import CheckEquilibrium  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from ros_helpers import (Rig, joint_state_msg, loopback_context, odometry_msg,  # noqa: E402
-                         wrench_msg)
+from ros_helpers import (Rig, from_ns, joint_state_msg, loopback_context, now_stamp,  # noqa: E402
+                         ns, odometry_msg, wrench_msg)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -132,18 +131,6 @@ def sole_wrench(kd, w_H_b, s, contact, force_z, frame=None):
 
 
 # -- sending and receiving -------------------------------------------------------------------
-def ns(stamp):
-    return stamp.sec * 10**9 + stamp.nanosec
-
-
-def from_ns(t):
-    return Time(sec=t // 10**9, nanosec=t % 10**9)
-
-
-def now_stamp(rig):
-    return from_ns(rig.node.get_clock().now().nanoseconds)
-
-
 def send(system, kd, w_H_b, s, wrenches, stamp=None):
     """Odometry of the root link, the wrenches ({contact: (frame, w)}) and a JointState with
     efforts, all stamped ``stamp`` (default now); returns the stamp once the node ticked it."""

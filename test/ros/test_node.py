@@ -24,7 +24,6 @@ import numpy as np
 import pytest
 
 import rclpy  # noqa: E402
-from builtin_interfaces.msg import Time  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
@@ -46,8 +45,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / 'dynamics'))
 from oracles import (PinocchioOracle, wrench_in_frame_to_inertial,  # noqa: E402
                      wrench_to_rep)
-from ros_helpers import (MIMIC_URDF, TICK_OUTPUTS, Rig, joint_state_msg,  # noqa: E402
-                         loopback_context, odometry_msg, wrench_msg)
+from ros_helpers import (MIMIC_URDF, TICK_OUTPUTS, Rig, from_ns, joint_state_msg,  # noqa: E402
+                         loopback_context, now_stamp, ns, odometry_msg, wrench_msg)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -143,19 +142,6 @@ def expected(ref, case, contacts=('l_sole', 'r_sole'), tau=True):
                             frame_wrenches(case, contacts))
 
 
-def ns(stamp):
-    return stamp.sec * 10**9 + stamp.nanosec
-
-
-def from_ns(t):
-    return Time(sec=t // 10**9, nanosec=t % 10**9)
-
-
-def stamp_after(rig):
-    """A fresh stamp: now on the helper's clock."""
-    return from_ns(rig.node.get_clock().now().nanoseconds)
-
-
 def add_ms(stamp, ms):
     return from_ns(ns(stamp) + int(ms * 1e6))
 
@@ -186,7 +172,7 @@ def send_joints(system, case, stamp, efforts=True):
 
 
 def send_case(system, case, keys=TICK_OUTPUTS):
-    stamp = stamp_after(system.rig)
+    stamp = now_stamp(system.rig)
     send_base_and_wrenches(system, case, stamp)
     send_joints(system, case, stamp)
     return stamp, system.rig.wait_outputs(stamp, keys)
@@ -222,7 +208,7 @@ def test_joints_never_received_use_the_default_and_are_reported(system, ref):
     case = make_case(ref, 0)
     names = ref.joints_name_list
     received = names[:20]
-    stamp = stamp_after(system.rig)
+    stamp = now_stamp(system.rig)
     send_base_and_wrenches(system, case, stamp)
     system.rig.joint_states.publish(joint_state_msg(received, case.s[:20], case.s_dot[:20],
                                                     case.tau[:20], stamp))
@@ -507,7 +493,7 @@ def test_same_stamp_is_published_once_and_backwards_stamps_reset(system, ref):
 def test_forward_dynamics_needs_every_effort_and_fresh_wrenches(system, ref):
     rig = system.rig
     case = make_case(ref, 9)
-    stamp = stamp_after(rig)
+    stamp = now_stamp(rig)
     old = add_ms(stamp, -2000.0)                    # older than wrench_timeout (0.5 s)
     send_base_and_wrenches(system, case, stamp, wrench_stamps={'r_sole': old})
     send_joints(system, case, stamp)
@@ -581,7 +567,7 @@ def test_timer_rate_and_frame_prefix(system, ref):
         static = tf_matrices(rig.received['tf_static'][-1])
         assert ('r1/l_foot', 'r1/l_sole') in static and ('l_foot', 'l_sole') not in static
         case = make_case(ref, 12)
-        stamp = stamp_after(rig)
+        stamp = now_stamp(rig)
         send_base_and_wrenches(system, case, stamp)
         rig.joint_states.publish(joint_state_msg(ref.joints_name_list, case.s, case.s_dot,
                                                  case.tau, stamp))
@@ -600,7 +586,7 @@ def test_odometry_and_wrenches_are_matched_to_the_joint_state_stamp(system, ref)
     """Inputs that arrive for a later instant do not leak into an earlier JointState's tick."""
     now, later = make_case(ref, 21), make_case(ref, 22)
     later.s, later.s_dot, later.tau = now.s, now.s_dot, now.tau
-    stamp = stamp_after(system.rig)
+    stamp = now_stamp(system.rig)
     send_base_and_wrenches(system, now, stamp)
     send_base_and_wrenches(system, later, add_ms(stamp, 10.0))      # newest, not for this tick
     send_joints(system, now, stamp)
@@ -618,7 +604,7 @@ def test_markers_are_throttled_to_markers_rate(system, ref):
         case = make_case(ref, 23)
 
         def tick():      # send_joints makes two ticks: at stamp - 1 ms and at stamp
-            stamp = stamp_after(rig)
+            stamp = now_stamp(rig)
             send_base_and_wrenches(system, case, stamp)
             send_joints(system, case, stamp)
             rig.wait_outputs(stamp, ('com',))
@@ -660,7 +646,7 @@ def test_broken_description_is_rejected_and_a_new_one_reloads(system, ref, capfd
     assert rig.spin_until(lambda: len(rig.received['tf_static']) > n_static and delete_all())
     static = tf_matrices(rig.received['tf_static'][-1])
     assert set(static) == {('b', 'sensor')}
-    stamp = stamp_after(rig)
+    stamp = now_stamp(rig)
     rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], stamp=stamp))
     out = rig.wait_outputs(stamp, ('tf', 'com'))
     small_kd = KinDynComputations(small)
