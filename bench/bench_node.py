@@ -33,9 +33,19 @@ equilibrium_rate (100 Hz by default), so like ~/markers they are left out of the
 ``--param equilibrium_rate:=0.0``; ``--node-prefix 'chrt -f 10'`` runs the node under that
 command (here: a real-time priority).
 
+A line per rate gives the node's own tick duration (compute and publish, as its
+/diagnostics report it each second): mean and max. ``--probe`` also measures the machine
+beside the node, as cyclictest does: one process per CPU, pinned to it, wakes every 1 ms on
+absolute deadlines at a real-time priority (SCHED_FIFO) where that is allowed and records
+how late each wake-up is. Nothing of ours runs in them, so their lateness is what the
+machine itself (kernel, hypervisor, other tenants) adds to any thread that wants the CPU.
+A line per rate gives the lateness p50 / p99 / max and, per CPU, the number of wake-ups
+more than 0.5 ms late. Each probe costs ~3 % of a core and preempts the node for a few
+microseconds per wake-up.
+
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
         [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
-        [--node-prefix COMMAND]
+        [--node-prefix COMMAND] [--probe]
 """
 
 import argparse
@@ -70,6 +80,7 @@ CONTACT_OUTPUTS = {'support_polygon': (f'/{NODE}/support_polygon', 4),
 # left out of the sustained criterion: published at their own rates, not per tick
 RATE_LIMITED = ('markers', 'support_polygon', 'stability_margin', 'equilibrium_torques')
 TARGET_HZ, TARGET_P99_MS = 1000, 2.0
+PROBE_PERIOD_S, PROBE_PRIORITY, PROBE_STALL_MS = 1e-3, 10, 0.5
 
 
 def loopback_env():
@@ -138,9 +149,69 @@ def publish(rate, duration, aux_rate):
     rclpy.try_shutdown()
 
 
+# -- the machine probe process -----------------------------------------------------------------
+def probe(duration, cpu):
+    """On CPU ``cpu`` (None: any), wake every PROBE_PERIOD_S on absolute deadlines
+    (SCHED_FIFO where allowed) until SIGINT or for at most ``duration`` s; print {"policy",
+    "samples": [[wall ns, lateness ns], ...]} as JSON. A wake-up later than a whole period
+    skips the deadlines it missed: a stall counts once."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(PROBE_PRIORITY))
+        policy = f'SCHED_FIFO {PROBE_PRIORITY}'
+    except (AttributeError, OSError):      # not Linux, or no privilege
+        policy = 'normal priority'
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
+    period = int(PROBE_PERIOD_S * 1e9)
+    target = time.monotonic_ns() + period
+    end = target + int(duration * 1e9)
+    samples = []
+    try:
+        while target < end:
+            time.sleep(max(0, target - time.monotonic_ns()) * 1e-9)
+            now = time.monotonic_ns()
+            samples.append((time.time_ns(), now - target))
+            target += period * (1 + (now - target) // period)
+    except KeyboardInterrupt:
+        pass
+    print(json.dumps({'policy': policy, 'samples': samples}), flush=True)
+
+
+def probe_cpus():
+    """The CPUs to probe, one probe each (a stall of one CPU is invisible from another):
+    those this process may run on, or [None] where that is unknown."""
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else [None]
+
+
+def start_probes(cpus):
+    return [subprocess.Popen([sys.executable, __file__, '--probe-run', '--duration', '600',
+                              *([] if cpu is None else ['--probe-cpu', str(cpu)])],
+                             stdout=subprocess.PIPE, text=True) for cpu in cpus]
+
+
+def probe_summary(probes, first_ns, last_ns):
+    """Stop the probes; {"policy", "p50", "p99", "max" [ms], "stalls" (wake-ups later than
+    PROBE_STALL_MS, per CPU)} of their samples between ``first_ns`` and ``last_ns`` (wall
+    clock), or None if a probe gave no result."""
+    results = []
+    for proc in probes:
+        proc.send_signal(signal.SIGINT)
+        out = proc.communicate()[0].strip().splitlines()
+        if not out:
+            return None
+        results.append(json.loads(out[-1]))
+    late = [np.array([lateness for wall, lateness in r['samples']
+                      if first_ns <= wall <= last_ns] or [np.nan]) * 1e-6 for r in results]
+    every = np.concatenate(late)
+    return {'policy': results[0]['policy'], 'p50': float(np.percentile(every, 50)),
+            'p99': float(np.percentile(every, 99)), 'max': float(np.max(every)),
+            'stalls': [int(np.sum(x > PROBE_STALL_MS)) for x in late]}
+
+
 # -- the measuring process ---------------------------------------------------------------------
 def output_types():
     """Message type of each output (a raw subscription still needs its type)."""
+    from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import PointStamped, PolygonStamped, TwistStamped
     from sensor_msgs.msg import JointState
     from tf2_msgs.msg import TFMessage
@@ -149,7 +220,7 @@ def output_types():
     return {'tf': TFMessage, 'com': PointStamped, 'momentum': TwistStamped,
             'gravity': JointState, 'forward_dynamics': ForwardDynamics, 'markers': MarkerArray,
             'support_polygon': PolygonStamped, 'stability_margin': StabilityMargin,
-            'equilibrium_torques': JointState}
+            'equilibrium_torques': JointState, 'diagnostics': DiagnosticArray}
 
 
 class Receiver:
@@ -169,6 +240,9 @@ class Receiver:
         self.with_info = hasattr(Subscription, 'CallbackType')
         self.thread = SensorThread(node, self._on_error, with_info=self.with_info)
         self.records = {key: [] for key in OUTPUTS}
+        self.ticks = []     # (stamp ns, ticks, mean [ms], max [ms]) from the node's diagnostics
+        node.create_subscription(output_types()['diagnostics'], '/diagnostics',
+                                 self._on_diagnostics, 10, callback_group=self.thread.group)
         # the node publishes /tf_static (latched) when it has loaded the model
         self.model_loaded = threading.Event()
         node.create_subscription(output_types()['tf'], '/tf_static',
@@ -198,9 +272,29 @@ class Receiver:
                 records.append((sec * 1_000_000_000 + nsec, time.time_ns()))
         return callback
 
+    def _on_diagnostics(self, msg, *_):
+        """Keep the node's own tick durations (its "<node>: tick" status: compute and
+        publish, over the last second)."""
+        for status in msg.status:
+            if status.name == f'{NODE}: tick':
+                values = {kv.key: kv.value for kv in status.values}
+                stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+                self.ticks.append((stamp, int(values['ticks']), float(values['mean [ms]']),
+                                   float(values['max [ms]'])))
+
+    def tick_summary(self, first_ns, last_ns):
+        """(mean, max) [ms] of the node's tick durations over the diagnostics whose
+        one-second window lies in [first_ns, last_ns], or None."""
+        inside = [t for t in self.ticks if first_ns + 1_000_000_000 <= t[0] <= last_ns and t[1]]
+        if not inside:
+            return None
+        count = sum(t[1] for t in inside)
+        return sum(t[1] * t[2] for t in inside) / count, max(t[3] for t in inside)
+
     def clear(self):
         for r in self.records.values():
             r.clear()
+        self.ticks.clear()
 
 
 def cpu_seconds(pid):
@@ -214,12 +308,14 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
-def measure(receiver, rate, duration, aux_rate, node_pid=None):
+def measure(receiver, rate, duration, aux_rate, node_pid=None, with_probe=False):
     receiver.clear()
     cpu_before = cpu_seconds(node_pid)
     pub = subprocess.Popen([sys.executable, __file__, '--publish', '--rate', str(rate),
                             '--duration', str(duration), '--aux-rate', str(aux_rate)],
                            stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+    # the publisher waits >= 1 s for discovery before its first message
+    probes = start_probes(probe_cpus()) if with_probe else None
     pub.wait()
     time.sleep(0.5)              # what is still in flight
     cpu_after = cpu_seconds(node_pid)
@@ -237,9 +333,12 @@ def measure(receiver, rate, duration, aux_rate, node_pid=None):
         row[key] = {'ratio': len({s for s, _ in inside}) / max(1.0, expected),
                     'p50': float(np.percentile(latency, 50)) if len(latency) else float('nan'),
                     'p99': float(np.percentile(latency, 99)) if len(latency) else float('nan')}
+    row['node_tick'] = receiver.tick_summary(first, sent['last_ns'] + int(0.5e9))
     period_ms = 1e3 / rate
     row['sustained'] = all(row[k]['ratio'] >= 0.99 and row[k]['p99'] < 5 * period_ms
                            for k in OUTPUTS if k not in RATE_LIMITED)
+    if probes is not None:
+        row['probe'] = probe_summary(probes, first, sent['last_ns'])
     return row
 
 
@@ -255,6 +354,18 @@ def print_table(rows):
         cpu = 'n/a' if row['cpu_ms'] is None else f"{row['cpu_ms']:.3f}"
         print(f"{row['rate']:>9} {row['sent']:>6}  " + '  '.join(f'{c:>22}' for c in cells)
               + f"  {'yes' if row['sustained'] else 'NO':>9}  {cpu:>8}")
+    for row in rows:
+        tick = row['node_tick']
+        print(f"{row['rate']:>9} node's own tick (compute + publish, from /diagnostics): " + (
+            'n/a' if tick is None else f'mean {tick[0]:.3f} / max {tick[1]:.2f} ms'))
+        if 'probe' in row:
+            m = row['probe']
+            print(f"{row['rate']:>9} machine probe: " + (
+                'no result' if m is None else
+                f"wake-up lateness p50 {m['p50']:.3f} / p99 {m['p99']:.3f} / max "
+                f"{m['max']:.2f} ms; wake-ups > {PROBE_STALL_MS} ms late per CPU: "
+                f"{'/'.join(map(str, m['stalls']))} ({m['policy']}, every "
+                f"{PROBE_PERIOD_S * 1e3:g} ms)"))
     ok = [r['rate'] for r in rows if r['sustained']]
     print(f"highest sustained rate: {max(ok) if ok else 'none'} Hz")
     for row in rows:
@@ -293,12 +404,19 @@ def main():
     parser.add_argument('--node-prefix', default='', metavar='COMMAND',
                         help="run the node under this command, e.g. 'chrt -f 10' (a real-time "
                         "priority, as on a robot's control computer; needs the privilege)")
+    parser.add_argument('--probe', action='store_true',
+                        help="also measure the machine's own wake-up latency during each rate "
+                        "(a cyclictest-like process per CPU beside the node)")
+    parser.add_argument('--probe-run', action='store_true', help=argparse.SUPPRESS)
+    parser.add_argument('--probe-cpu', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--publish', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--rate', type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     loopback_env()
     if args.publish:
         return publish(args.rate, args.duration, args.aux_rate)
+    if args.probe_run:
+        return probe(args.duration, args.probe_cpu)
 
     import rclpy
     from std_msgs.msg import String
@@ -327,7 +445,7 @@ def main():
         rows = []
         for rate in args.rates:
             rows.append(measure(receiver, int(rate), args.duration, args.aux_rate,
-                                node_proc.pid))
+                                node_proc.pid, args.probe))
             print(f'{int(rate)} Hz done', file=sys.stderr, flush=True)
         print_table(rows)
     finally:
