@@ -6,6 +6,7 @@ Not a test module (no ``test_`` prefix); the ROS test files import it.
 
 import os
 import random
+from contextlib import contextmanager
 
 import numpy as np
 import rclpy
@@ -13,6 +14,8 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, TwistStamped, WrenchStamped
 from nav_msgs.msg import Odometry
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
@@ -20,6 +23,7 @@ from visualization_msgs.msg import MarkerArray
 
 from kin_dyn_ros import spinning
 from kin_dyn_ros.conversions import matrix_to_pose
+from kin_dyn_ros.node import KinDynNode
 from kin_dyn_ros.outputs import LATCHED_QOS, TF_QOS
 from kin_dyn_ros_interfaces.msg import ForwardDynamics
 
@@ -149,6 +153,33 @@ class Rig:
 
     def now(self):
         return self.node.get_clock().now().to_msg()
+
+
+@contextmanager
+def node_and_rig(context, params, helper_name, contact_topics):
+    """(node, rig): a KinDynNode with the parameters ``params`` ({name: value}) and a
+    :class:`Rig` on a helper node, both on one SingleThreadedExecutor; destroyed on exit.
+    Create the helper's other entities, then :func:`load_model`."""
+    node = KinDynNode(context=context,
+                      parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    helper = rclpy.create_node(helper_name, context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(helper)
+    try:
+        yield node, Rig(helper, executor, contact_topics=contact_topics)
+    finally:
+        executor.shutdown()
+        helper.destroy_node()
+        node.destroy_node()
+
+
+def load_model(rig, urdf):
+    """Publish ``urdf`` on robot_description; wait for the node's /tf_static (the model is
+    loaded) and for its subscriptions to the rig's inputs."""
+    rig.description.publish(String(data=urdf))
+    assert rig.spin_until(lambda: rig.received['tf_static']), 'model never loaded'
+    rig.wait_matched()
 
 
 def joint_state_msg(names, positions, velocities=(), efforts=(), stamp=None):

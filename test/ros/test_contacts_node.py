@@ -21,12 +21,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import rclpy  # noqa: E402
 from geometry_msgs.msg import PolygonStamped  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
 from kin_dyn_ros.contact_mechanics import (INSIDE_RGBA, MARKER_NS, OUTSIDE_RGBA,  # noqa: E402
@@ -41,8 +38,8 @@ from kin_dyn_ros_interfaces.srv import CheckEquilibrium  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from ros_helpers import (Rig, from_ns, joint_state_msg, loopback_context, now_stamp,  # noqa: E402
-                         ns, odometry_msg, wrench_msg)
+from ros_helpers import (from_ns, joint_state_msg, load_model, loopback_context,  # noqa: E402
+                         node_and_rig, now_stamp, ns, odometry_msg, wrench_msg)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -72,26 +69,16 @@ OWN_OUTPUTS = {'support_polygon': PolygonStamped, 'stability_margin': StabilityM
 
 @pytest.fixture(scope='module')
 def system(ros_context, icub_urdf):
-    node = KinDynNode(context=ros_context,
-                      parameter_overrides=[Parameter(k, value=v) for k, v in NODE_PARAMS.items()])
-    helper = rclpy.create_node('kin_dyn_contacts_helper', context=ros_context)
-    executor = SingleThreadedExecutor(context=ros_context)
-    executor.add_node(node)
-    executor.add_node(helper)
-    rig = Rig(helper, executor, contact_topics=CONTACT_TOPICS)
-    for key, msg_type in OWN_OUTPUTS.items():
-        rig.received[key] = []
-        helper.create_subscription(msg_type, f'/kin_dyn_node/{key}', rig.received[key].append,
-                                   10)
-    client = helper.create_client(CheckEquilibrium, '/kin_dyn_node/check_equilibrium')
-    rig.description.publish(String(data=icub_urdf))
-    assert rig.spin_until(lambda: rig.received['tf_static']), 'model never loaded'
-    rig.wait_matched()
-    assert client.wait_for_service(timeout_sec=10.0)
-    yield SimpleNamespace(node=node, rig=rig, client=client)
-    executor.shutdown()
-    helper.destroy_node()
-    node.destroy_node()
+    with node_and_rig(ros_context, NODE_PARAMS, 'kin_dyn_contacts_helper',
+                      CONTACT_TOPICS) as (node, rig):
+        for key, msg_type in OWN_OUTPUTS.items():
+            rig.received[key] = []
+            rig.node.create_subscription(msg_type, f'/kin_dyn_node/{key}',
+                                         rig.received[key].append, 10)
+        client = rig.node.create_client(CheckEquilibrium, '/kin_dyn_node/check_equilibrium')
+        load_model(rig, icub_urdf)
+        assert client.wait_for_service(timeout_sec=10.0)
+        yield SimpleNamespace(node=node, rig=rig, client=client)
 
 
 # -- states ----------------------------------------------------------------------------------

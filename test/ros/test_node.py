@@ -46,7 +46,8 @@ sys.path.insert(0, str(HERE.parent / 'dynamics'))
 from oracles import (PinocchioOracle, wrench_in_frame_to_inertial,  # noqa: E402
                      wrench_to_rep)
 from ros_helpers import (MIMIC_URDF, TICK_OUTPUTS, Rig, from_ns, joint_state_msg,  # noqa: E402
-                         loopback_context, now_stamp, ns, odometry_msg, wrench_msg)
+                         load_model, loopback_context, node_and_rig, now_stamp, ns,
+                         odometry_msg, wrench_msg)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -76,24 +77,13 @@ def ros_context():
 def system(request, ros_context, icub_urdf):
     """The node with its sensor inputs on its own thread, then all on the executor."""
     params = {**NODE_PARAMS, 'sensor_thread': request.param}
-    node = KinDynNode(context=ros_context,
-                      parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
-    helper = rclpy.create_node('kin_dyn_test_helper', context=ros_context)
-    executor = SingleThreadedExecutor(context=ros_context)
-    executor.add_node(node)
-    executor.add_node(helper)
-    rig = Rig(helper, executor, contact_topics=CONTACT_TOPICS)
-    clients = {name: helper.create_client(srv, f'/kin_dyn_node/{name}') for name, srv in
-               (('get_jacobian', GetJacobian), ('get_mass_matrix', GetMassMatrix),
-                ('get_dynamics', GetDynamics))}
-    rig.description.publish(String(data=icub_urdf))
-    assert rig.spin_until(lambda: rig.received['tf_static']), 'model never loaded'
-    rig.wait_matched()
-    assert all(c.wait_for_service(timeout_sec=10.0) for c in clients.values())
-    yield SimpleNamespace(node=node, rig=rig, clients=clients)
-    executor.shutdown()
-    helper.destroy_node()
-    node.destroy_node()
+    with node_and_rig(ros_context, params, 'kin_dyn_test_helper', CONTACT_TOPICS) as (node, rig):
+        clients = {name: rig.node.create_client(srv, f'/kin_dyn_node/{name}') for name, srv in
+                   (('get_jacobian', GetJacobian), ('get_mass_matrix', GetMassMatrix),
+                    ('get_dynamics', GetDynamics))}
+        load_model(rig, icub_urdf)
+        assert all(c.wait_for_service(timeout_sec=10.0) for c in clients.values())
+        yield SimpleNamespace(node=node, rig=rig, clients=clients)
 
 
 # -- building inputs and expected outputs -----------------------------------------------------
