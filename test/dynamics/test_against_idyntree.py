@@ -13,10 +13,8 @@ import pytest
 
 from oracles import (
     GRAVITY,
-    IDynTreeOracle,
     assert_close,
-    core_representation,
-    random_state,
+    compare_with_idyntree,
     urdf_structure,
     wrench_in_frame_to_inertial,
     wrench_to_rep,
@@ -154,17 +152,7 @@ def test_other_root_link(model_cases, rep):
     case = model_cases["tree12"]
     _, _, joints = urdf_structure(case.urdf)
     new_root = joints[case.joints[len(case.joints) // 2]][2]  # child link of a movable joint
-    ref = IDynTreeOracle(case.urdf, case.joints, new_root, GRAVITY)
     kd = KinDynComputations(case.urdf, case.joints, new_root, GRAVITY)
-    kd.set_frame_velocity_representation(core_representation(rep))
-    st = random_state(case, np.random.default_rng(7))
-    v = (st.w_H_b, st.s, st.base_vel, st.s_dot)
+    st = compare_with_idyntree(kd, case.urdf, case.joints, rep, seed=7, what=f"re-rooted {rep}",
+                               root=new_root, rtol=RTOL)
     assert_close(kd.forward_kinematics(new_root, st.w_H_b, st.s), st.w_H_b, "FK of the new root", RTOL)
-    for frame in case.links:
-        assert_close(kd.forward_kinematics(frame, st.w_H_b, st.s), ref.forward_kinematics(frame, st.w_H_b, st.s),
-                     f"re-rooted forward_kinematics({frame})", RTOL)
-        assert_close(kd.jacobian(frame, st.w_H_b, st.s), ref.jacobian(rep, frame, st.w_H_b, st.s),
-                     f"re-rooted jacobian({frame}) {rep}", RTOL)
-    assert_close(kd.mass_matrix(st.w_H_b, st.s), ref.mass_matrix(rep, st.w_H_b, st.s), f"re-rooted M {rep}", RTOL)
-    assert_close(kd.bias_force(*v), ref.bias_force(rep, *v), f"re-rooted bias_force {rep}", RTOL)
-    assert_close(kd.aba(*v, st.tau), ref.aba(rep, *v, st.tau), f"re-rooted aba {rep}", RTOL)

@@ -8,9 +8,8 @@ import pytest
 from urdf_parser_py.urdf import URDF
 
 from oracles import (
-    GRAVITY,
-    IDynTreeOracle,
     assert_close,
+    compare_with_idyntree,
     core_representation,
     default_joint_order,
     load_random_tree,
@@ -38,23 +37,6 @@ def edit(urdf, fn):
 
 def joint_el(root, name):
     return next(j for j in root.findall("joint") if j.get("name") == name)
-
-
-def compare_with_idyntree(kd, urdf, joints, rep="MIXED", seed=0, normalize=True, what=""):
-    """FK of every link, Jacobians, M and bias of the core against iDynTree on ``urdf``."""
-    case = make_case("x", urdf, joints=joints)
-    ref = IDynTreeOracle(urdf, joints, case.root, GRAVITY, normalize=normalize)
-    kd.set_frame_velocity_representation(core_representation(rep))
-    st = random_state(case, np.random.default_rng(seed))
-    v = (st.w_H_b, st.s, st.base_vel, st.s_dot)
-    for frame in case.links:
-        assert_close(kd.forward_kinematics(frame, st.w_H_b, st.s), ref.forward_kinematics(frame, st.w_H_b, st.s),
-                     f"{what} forward_kinematics({frame})", RTOL)
-        assert_close(kd.jacobian(frame, st.w_H_b, st.s), ref.jacobian(rep, frame, st.w_H_b, st.s),
-                     f"{what} jacobian({frame})", RTOL)
-    assert_close(kd.mass_matrix(st.w_H_b, st.s), ref.mass_matrix(rep, st.w_H_b, st.s), f"{what} mass_matrix", RTOL)
-    assert_close(kd.bias_force(*v), ref.bias_force(rep, *v), f"{what} bias_force", RTOL)
-    assert_close(kd.aba(*v, st.tau), ref.aba(rep, *v, st.tau), f"{what} aba", RTOL)
 
 
 @pytest.fixture(scope="module")
