@@ -15,7 +15,11 @@ never ``fork``, the node's process runs DDS threads; and not multiprocessing's `
 which re-runs the parent's main script in the child), talks over a socket pair with
 :class:`multiprocessing.connection.Connection` (pickled messages), exits when the node closes
 the socket or dies, and is restarted on the next request if it crashed (at most once per
-``restart_s``, so that a worker that cannot start does not cost a process per tick). It runs
+``restart_s``, so that a worker that cannot start does not cost a process per tick). The
+robot description goes through a temporary file that the worker reads and removes, not
+through the socket: a socket holds ~200 KB, and a larger description (hundreds of fixed
+frames, long mesh paths) would block the node until the worker, perhaps still importing
+NumPy, had read it (~0.4 s for 600 KB on a 2-core machine). It runs
 under SCHED_IDLE (Linux; elsewhere nice +10): it uses only CPU time the node's threads leave,
 and, unlike a merely niced process, never preempts the tick when a request wakes it (at nice
 +10, handing a request over cost the tick ~0.3 ms on a 2-core machine). Under full load its
@@ -30,6 +34,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from multiprocessing.connection import Connection
 
@@ -40,7 +45,8 @@ NICE = 10     # added to the worker's niceness (lower priority than the node's)
 
 
 def _serve(conn):
-    """The worker's loop: ``("model", kwargs)`` builds the model, ``("contacts", contacts)``
+    """The worker's loop: ``("model", path, kwargs)`` builds the model from the URDF file
+    ``path`` (then removed) and KinDynComputations ``kwargs``, ``("contacts", contacts)``
     sets the contacts of the next requests, ``("solve", key, w_H_b, s)`` answers ``(key,
     EquilibriumTorques or ValueError)``; EOF ends it."""
     from .dynamics import KinDynComputations
@@ -53,13 +59,15 @@ def _serve(conn):
         except (EOFError, OSError):
             return
         if request[0] == "model":
-            kd = KinDynComputations(**request[1])
+            kd = _load_model(KinDynComputations, *request[1:])
             continue
         if request[0] == "contacts":
             contacts = request[1]
             continue
         key, w_H_b, s = request[1:]
         try:
+            if isinstance(kd, ValueError):
+                raise kd
             result = equilibrium_torques(kd, w_H_b, s, contacts)
         except ValueError as exc:
             result = exc
@@ -67,6 +75,26 @@ def _serve(conn):
             conn.send((key, result))
         except (BrokenPipeError, OSError):
             return
+
+
+def _load_model(kin_dyn, path, kwargs):
+    """``kin_dyn(urdf text of path, **kwargs)``, the file removed; a ValueError (answered to
+    every request until the next model) when the file cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            urdf = f.read()
+    except OSError as exc:
+        return ValueError(f"the equilibrium worker could not read the model ({exc})")
+    finally:
+        _remove(path)
+    return kin_dyn(urdf, **kwargs)
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:     # already removed (by the worker, or the node on close)
+        pass
 
 
 class EquilibriumWorker:
@@ -80,6 +108,7 @@ class EquilibriumWorker:
         self._process = self._conn = self._poller = self._model = self._waiting = None
         self._generation, self._in_flight, self._sent_contacts = 0, None, None
         self._restart_s, self._died = float(restart_s), None   # monotonic time of a death
+        self._model_files = []      # sent to a worker that may not have read them yet
         self._start_error = None
 
     @property
@@ -107,18 +136,18 @@ class EquilibriumWorker:
             self._stop()
             self._died, self._start_error = time.monotonic(), exc
             return False
-        return True
+        return self.running
 
     def set_model(self, urdf, root_link=None, gravity=None):
         """The model to solve on (KinDynComputations arguments); answers still in flight for
         the previous one will be dropped."""
-        self._model = dict(urdf=urdf, root_link=root_link)
+        self._model = (urdf, dict(root_link=root_link))
         if gravity is not None:
-            self._model["gravity"] = gravity
+            self._model[1]["gravity"] = gravity
         self._generation += 1
         self._waiting = None
         if self._process is not None:
-            self._send(("model", self._model))
+            self._send_model()
 
     def submit(self, key, w_H_b, s, contacts):
         """Ask for ``equilibrium_torques(kd, w_H_b, s, contacts)``; ``key`` comes back with the
@@ -194,7 +223,23 @@ class EquilibriumWorker:
         # on every call (~20 us at 1 kHz on a 2-core machine, against ~2 us)
         self._poller = select.poll()
         self._poller.register(self._conn.fileno(), select.POLLIN)
-        self._send(("model", self._model))
+        self._send_model()
+
+    def _send_model(self):
+        """Hand the model to the worker without waiting for it: the description in a
+        temporary file (the worker reads and removes it; :meth:`_stop` removes what a worker
+        left), its path and the other arguments on the socket."""
+        urdf, kwargs = self._model
+        try:
+            fd, path = tempfile.mkstemp(prefix="kin_dyn_model_", suffix=".urdf")
+            self._model_files = [p for p in self._model_files if os.path.exists(p)] + [path]
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(urdf)
+        except OSError as exc:          # no writable temporary directory: like a failed start
+            self._stop()
+            self._died, self._start_error = time.monotonic(), exc
+            return
+        self._send(("model", path, kwargs))
 
     def _send(self, message):
         try:
@@ -215,6 +260,9 @@ class EquilibriumWorker:
                 self._process.kill()
                 self._process.wait(_JOIN_S)
         self._process = self._conn = None
+        for path in self._model_files:          # model files no worker read
+            _remove(path)
+        self._model_files = []
 
 
 def _lower_priority():

@@ -11,6 +11,8 @@ import pathlib
 import signal
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 import icub_models
@@ -120,6 +122,84 @@ def test_each_request_is_solved_on_its_own_contacts(worker, icub_urdf, standing)
             assert res.tau is None and res.feasible == ref.feasible
         else:
             np.testing.assert_array_equal(res.tau, ref.tau)
+
+
+def big_description(urdf, size=600_000):
+    """``urdf`` with a comment making it ``size`` characters longer: larger than a socket's
+    buffer (~200 KB), as descriptions with hundreds of fixed frames and long mesh paths are."""
+    return urdf.replace('</robot>', f'<!-- {"x" * size} --></robot>')
+
+
+def model_files(directory):
+    return sorted(pathlib.Path(directory).glob('kin_dyn_model_*'))
+
+
+def test_a_large_description_never_blocks_the_node(worker, icub_urdf, standing,
+                                                     monkeypatch, tmp_path):
+    """The description goes through a file, not the socket: handing a 600 KB one to a worker
+    that does not read (stopped here) returns at once, and the answers then come from it."""
+    kd, w_H_b, s = standing
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
+    worker.set_model(icub_urdf)
+    assert worker.submit('small', w_H_b, s, FEET)
+    assert wait_answer(worker)[0] == 'small'
+    assert model_files(tmp_path) == []                   # read and removed by the worker
+    os.kill(worker._process.pid, signal.SIGSTOP)
+    try:
+        handing = threading.Thread(target=worker.set_model, daemon=True,
+                                   args=(big_description(icub_urdf),))
+        handing.start()
+        handing.join(10.0)
+        assert not handing.is_alive(), 'set_model waited for the worker to read'
+        assert worker.submit('big', w_H_b, s, FEET)
+    finally:
+        os.kill(worker._process.pid, signal.SIGCONT)
+    key, res = wait_answer(worker)
+    assert key == 'big'
+    np.testing.assert_array_equal(res.tau, equilibrium_torques(kd, w_H_b, s, FEET).tau)
+    assert model_files(tmp_path) == []
+
+
+def test_a_model_file_the_worker_cannot_read_is_answered_as_an_error(
+        worker, icub_urdf, standing, monkeypatch, tmp_path):
+    _, w_H_b, s = standing
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
+    worker.set_model(icub_urdf)
+    assert worker.start()
+    os.kill(worker._process.pid, signal.SIGSTOP)        # before it reads the file
+    try:
+        for path in model_files(tmp_path):
+            path.unlink()
+        assert worker.submit('k', w_H_b, s, FEET)
+    finally:
+        os.kill(worker._process.pid, signal.SIGCONT)
+    key, res = wait_answer(worker)
+    assert key == 'k' and isinstance(res, ValueError)
+    assert 'could not read the model' in str(res)
+
+
+def test_no_writable_temporary_directory_is_reported_as_a_failed_start(
+        icub_urdf, standing, monkeypatch, tmp_path):
+    _, w_H_b, s = standing
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path / 'missing'))
+    worker = EquilibriumWorker(restart_s=60.0)
+    worker.set_model(icub_urdf)
+    assert not worker.submit(0, w_H_b, s, FEET) and not worker.running
+    with pytest.raises(RuntimeError, match='could not start the equilibrium worker'):
+        worker.poll()
+    worker.close()
+
+
+def test_close_removes_the_model_files_no_worker_read(icub_urdf, monkeypatch, tmp_path):
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
+    worker = EquilibriumWorker()
+    worker.set_model(icub_urdf)
+    assert worker.start()
+    os.kill(worker._process.pid, signal.SIGSTOP)
+    assert len(model_files(tmp_path)) == 1
+    os.kill(worker._process.pid, signal.SIGKILL)        # it never reads it
+    worker.close()
+    assert model_files(tmp_path) == []
 
 
 def test_the_worker_runs_at_a_lower_priority(worker, icub_urdf, standing):
