@@ -29,6 +29,8 @@ run met it on every per-tick output.
 With ``--contact-outputs`` it also receives the contact mechanics' outputs,
 ~/support_polygon, ~/stability_margin and ~/equilibrium_torques: they come at the node's
 equilibrium_rate (100 Hz by default), so like ~/markers they are left out of the criterion.
+``--model URDF`` benchmarks another robot: its description, every joint of it and odometry
+of its root link (the foot wrenches are still published on the l_sole and r_sole topics).
 ``--param NAME:=VALUE`` (repeatable) passes a parameter to the node, e.g.
 ``--param equilibrium_rate:=0.0``; ``--node-prefix 'chrt -f 10'`` runs the node under that
 command (here: a real-time priority).
@@ -45,7 +47,7 @@ microseconds per wake-up.
 
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
         [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
-        [--node-prefix COMMAND] [--probe]
+        [--node-prefix COMMAND] [--probe] [--model URDF]
 """
 
 import argparse
@@ -89,15 +91,19 @@ def loopback_env():
     os.environ.setdefault('ROS_DOMAIN_ID', str(random.SystemRandom().randint(1, 100)))
 
 
-def icub_urdf():
+def model_urdf(path=None):
+    """The URDF text of ``path``, or of iCubGazeboV2_5 (icub-models) when None."""
+    if path:
+        return pathlib.Path(path).read_text()
     import icub_models
     return pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
 
 
 # -- the publisher process ---------------------------------------------------------------------
-def publish(rate, duration, aux_rate):
-    """Publish JointStates at ``rate`` for ``duration`` s (after 1 s of discovery); print
-    {"sent", "first_ns", "last_ns"} as JSON."""
+def publish(rate, duration, aux_rate, model=None):
+    """Publish JointStates of every joint of ``model`` (a URDF path, None: iCub) at ``rate``
+    for ``duration`` s (after 1 s of discovery), odometry of its root link and both foot
+    wrenches at ``aux_rate``; print {"sent", "first_ns", "last_ns"} as JSON."""
     import rclpy
     from geometry_msgs.msg import WrenchStamped
     from nav_msgs.msg import Odometry
@@ -107,7 +113,8 @@ def publish(rate, duration, aux_rate):
 
     rclpy.init()
     node = rclpy.create_node('kin_dyn_bench_publisher', start_parameter_services=False)
-    names = KinDynComputations(icub_urdf()).joints_name_list
+    kd = KinDynComputations(model_urdf(model))
+    names = kd.joints_name_list
     js_pub = node.create_publisher(JointState, 'joint_states', qos_profile_sensor_data)
     odom_pub = node.create_publisher(Odometry, 'odom', qos_profile_sensor_data)
     wrench_pubs = [node.create_publisher(WrenchStamped, f'{c}/wrench', qos_profile_sensor_data)
@@ -121,7 +128,7 @@ def publish(rate, duration, aux_rate):
                      velocity=rng.normal(size=len(names)).tolist(),
                      effort=rng.normal(size=len(names)).tolist())
     odom = Odometry()
-    odom.header.frame_id, odom.child_frame_id = 'odom', 'root_link'
+    odom.header.frame_id, odom.child_frame_id = 'odom', kd.model.root_link
     odom.pose.pose.position.z = 0.6
     odom.twist.twist.linear.x = 0.1
     wrench = WrenchStamped()
@@ -308,11 +315,12 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
-def measure(receiver, rate, duration, aux_rate, node_pid=None, with_probe=False):
+def measure(receiver, rate, duration, aux_rate, node_pid=None, with_probe=False, model=None):
     receiver.clear()
     cpu_before = cpu_seconds(node_pid)
     pub = subprocess.Popen([sys.executable, __file__, '--publish', '--rate', str(rate),
-                            '--duration', str(duration), '--aux-rate', str(aux_rate)],
+                            '--duration', str(duration), '--aux-rate', str(aux_rate),
+                            *(['--model', model] if model else [])],
                            stdout=subprocess.PIPE, text=True, env=dict(os.environ))
     # the publisher waits >= 1 s for discovery before its first message
     probes = start_probes(probe_cpus()) if with_probe else None
@@ -404,6 +412,9 @@ def main():
     parser.add_argument('--node-prefix', default='', metavar='COMMAND',
                         help="run the node under this command, e.g. 'chrt -f 10' (a real-time "
                         "priority, as on a robot's control computer; needs the privilege)")
+    parser.add_argument('--model', metavar='URDF',
+                        help='benchmark this robot instead of iCub (contacts that are not '
+                        'its links are ignored by the node: set them with --param)')
     parser.add_argument('--probe', action='store_true',
                         help="also measure the machine's own wake-up latency during each rate "
                         "(a cyclictest-like process per CPU beside the node)")
@@ -414,7 +425,7 @@ def main():
     args = parser.parse_args()
     loopback_env()
     if args.publish:
-        return publish(args.rate, args.duration, args.aux_rate)
+        return publish(args.rate, args.duration, args.aux_rate, args.model)
     if args.probe_run:
         return probe(args.duration, args.probe_cpu)
 
@@ -431,7 +442,7 @@ def main():
     receiver = None
     try:
         description = node.create_publisher(String, 'robot_description', LATCHED_QOS)
-        description.publish(String(data=icub_urdf()))
+        description.publish(String(data=model_urdf(args.model)))
         receiver = Receiver(node)
         if receiver.with_info:
             # Lower the priority of the receiving thread only (Linux nice is per thread):
@@ -445,7 +456,7 @@ def main():
         rows = []
         for rate in args.rates:
             rows.append(measure(receiver, int(rate), args.duration, args.aux_rate,
-                                node_proc.pid, args.probe))
+                                node_proc.pid, args.probe, args.model))
             print(f'{int(rate)} Hz done', file=sys.stderr, flush=True)
         print_table(rows)
     finally:
