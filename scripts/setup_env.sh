@@ -173,7 +173,9 @@ fi
 if [ -f "$REPO/setup.py" ]; then
   DEV_HASH="$(hash_inputs "$REPO/setup.py" "$REPO/setup.cfg" "$REPO/pyproject.toml" \
     "$REPO/package.xml" "$REPO/resource")"
-  DEV_HASH="$(printf '%s\n%s\n' "$PIP_HASH" "$DEV_HASH" | sha256sum | cut -d' ' -f1)"
+  # with the checkout's path: a venv shared by two checkouts (KIN_DYN_VENV) points its
+  # editable install at the one that ran this script last, not at whichever ran it first
+  DEV_HASH="$(printf '%s\n%s\n%s\n' "$PIP_HASH" "$DEV_HASH" "$REPO" | sha256sum | cut -d' ' -f1)"
   if stamp_ok editable "$DEV_HASH"; then
     log "kin_dyn_ros editable install up to date"
   else

@@ -8,6 +8,8 @@ Run:  bash scripts/setup_env.sh && source scripts/env.sh && python -m pytest tes
 """
 
 import os
+import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -118,3 +120,14 @@ def test_get_jacobian_service_round_trip(node_and_executor):
     assert requests[0].representation == 'MIXED'
     assert list(requests[0].state.positions) == [0.1, -0.2]
     node.destroy_client(client)
+
+
+def test_the_installed_package_is_this_checkout(tmp_path):
+    """The venv's kin_dyn_ros (what kin_dyn_node, launch and the equilibrium worker import,
+    from any directory) is the working tree under test, not another checkout that shared the
+    venv (KIN_DYN_VENV) and ran scripts/setup_env.sh."""
+    repo = pathlib.Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, '-c', 'import kin_dyn_ros; print(kin_dyn_ros.__file__)'],
+                         cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert pathlib.Path(out.stdout.strip()).resolve() == repo / 'kin_dyn_ros' / '__init__.py', \
+        f'kin_dyn_ros comes from {out.stdout.strip()}: run bash scripts/setup_env.sh here'
