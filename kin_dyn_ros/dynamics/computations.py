@@ -118,7 +118,8 @@ class KinDynComputations:
 
     @property
     def mimic_joints(self):
-        """{mimic joint: (master joint, multiplier, offset)} for mimics whose master is a coordinate."""
+        """{mimic joint: (master joint, multiplier, offset)} for mimics whose master is a
+        coordinate; a mimic of a mimic is given with the first master that is no mimic."""
         return dict(self.model.mimic)
 
     @property

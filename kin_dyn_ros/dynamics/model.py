@@ -57,7 +57,7 @@ class Model:
     joint_frames: tuple       # (parent link, child link) of each internal joint
     link_H_joint: np.ndarray  # (n, 4, 4) parent_link_H_parent_body: TF = this @ local transform
     static_edges: tuple       # (joint, parent link, child link, parent_H_child) of the others
-    mimic: dict               # mimic joint -> (master, multiplier, offset), both coordinates
+    mimic: dict               # mimic joint -> (master coordinate, not a mimic, mult, offset)
     limits: dict              # joint name -> (lower, upper, effort, velocity)
 
     @property
@@ -178,6 +178,31 @@ def _ancestor_matrix(parent):
     return a
 
 
+def _mimic_map(spec, active):
+    """{mimic joint: (master, multiplier, offset)} of the active mimic joints, a chain of
+    mimics (a mimic of a mimic) resolved to its first master that is no mimic:
+    ``q = m1 (m2 q_master + o2) + o1``. A mimic whose master is not active (fixed, left out
+    of joints_name_list) is an ordinary joint. ValueError naming the joints of a cycle."""
+    declared = {j.name: j.mimic for j in spec.joints
+                if j.mimic is not None and j.name in active and j.mimic[0] in active}
+    out = {}
+
+    def resolve(name, chain):
+        if name in chain:
+            raise ValueError(f"mimic joints form a cycle: {' -> '.join(chain + (name,))}")
+        if name not in out:
+            master, mult, offset = declared[name]
+            if master in declared:
+                root, mult2, offset2 = resolve(master, chain + (name,))
+                master, mult, offset = root, mult * mult2, mult * offset2 + offset
+            out[name] = (master, mult, offset)
+        return out[name]
+
+    for name in declared:
+        resolve(name, ())
+    return out
+
+
 def build_model(urdf, joints_name_list=None, root_link=None):
     """Build a :class:`Model` from a URDF path or text (see ``KinDynComputations``)."""
     spec = load_urdf(urdf)
@@ -221,8 +246,7 @@ def build_model(urdf, joints_name_list=None, root_link=None):
     coordinate = np.array([position[nm] for nm in names], dtype=np.intp)
     internal = np.argsort(coordinate)
     by_name = {j.name: j for j in spec.joints}
-    mimic = {j.name: j.mimic for j in spec.joints
-             if j.mimic is not None and j.name in active and j.mimic[0] in active}
+    mimic = _mimic_map(spec, active)
     x0, screw = np.array(x0).reshape(-1, 4, 4), np.array(screw).reshape(-1, 6)
     revolute = np.array(revolute, dtype=bool)
     basis, paths = joint_basis(x0, screw, revolute), _paths(parent)

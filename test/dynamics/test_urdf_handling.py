@@ -238,6 +238,41 @@ def test_mimic_joints():
     assert_close(out, want, "apply_mimic", 1e-15)
 
 
+def with_mimics(urdf, mimics):
+    """``urdf`` with ``<mimic>`` tags {joint: (master, multiplier, offset)}."""
+    def change(root):
+        for name, (master, mult, off) in mimics.items():
+            ET.SubElement(joint_el(root, name), "mimic",
+                          joint=master, multiplier=repr(mult), offset=repr(off))
+    return edit(urdf, change)
+
+
+def test_a_chain_of_mimics_follows_the_first_master():
+    """joint_002 mimics joint_003, which mimics joint_001, which mimics joint_000 (declared
+    in that order): every one follows joint_000, as the tags applied one after the other."""
+    tags = {"joint_001": ("joint_000", 2.0, 0.1), "joint_002": ("joint_003", 1.5, -0.2),
+            "joint_003": ("joint_001", -0.5, 0.3)}
+    kd = KDC(with_mimics(random_tree_urdf(4, seed=3, branching=False,
+                                          joint_types=("revolute",)), tags))
+    assert {name: master for name, (master, *_) in kd.mimic_joints.items()} == dict.fromkeys(
+        tags, "joint_000")
+    index = {name: k for k, name in enumerate(kd.joints_name_list)}
+    s = np.random.default_rng(1).uniform(-1.0, 1.0, kd.NDoF)
+    want = s.copy()
+    for name in ("joint_001", "joint_003", "joint_002"):         # masters first
+        master, mult, off = tags[name]
+        want[index[name]] = mult * want[index[master]] + off
+    assert_close(kd.apply_mimic(s), want, "apply_mimic along the chain", 1e-15)
+
+
+def test_a_cycle_of_mimics_is_rejected():
+    urdf = with_mimics(random_tree_urdf(3, seed=3, branching=False, joint_types=("revolute",)),
+                       {"joint_001": ("joint_002", 1.0, 0.0), "joint_002": ("joint_001", 1.0, 0.0)})
+    with pytest.raises(ValueError, match="mimic joints form a cycle: joint_001 -> joint_002 -> "
+                                         "joint_001"):
+        KDC(urdf)
+
+
 # ------------------------------------------------------------------------ input forms and noise
 
 
