@@ -87,7 +87,9 @@ def _joint_spec(joint, link_names):
     if joint.type not in _SUPPORTED_TYPES:
         raise ValueError(
             f"joint '{joint.name}' has type '{joint.type}': only revolute, continuous, prismatic "
-            f"and fixed joints are supported inside the URDF (the floating base is implicit)")
+            f"and fixed joints are supported inside the URDF (the floating base is implicit; a "
+            f"floating joint is accepted only from a massless root link, e.g. 'world', to the "
+            f"robot's base)")
     for role, link in (("parent", joint.parent), ("child", joint.child)):
         if link not in link_names:
             raise ValueError(f"joint '{joint.name}' names a missing {role} link '{link}'")
@@ -172,6 +174,25 @@ def _parse_xml(text):
         core.on_error = previous
 
 
+def _drop_floating_root(robot):
+    """Remove a massless root link (e.g. ``world``) whose only joint is ``floating`` from the
+    parsed ``robot``, with that joint: its child, the robot's base, becomes the root. The
+    floating base is implicit in the dynamics (its pose and velocity are inputs), so the
+    joint only restates it, as some URDFs written for simulators do. A floating joint
+    anywhere else is still rejected."""
+    floating = [j for j in robot.joints if j.type == "floating"]
+    if len(floating) != 1:
+        return
+    joint, root = floating[0], floating[0].parent
+    links = [link for link in robot.links if link.name == root]
+    touching = [j for j in robot.joints if root in (j.parent, j.child)]
+    base_has_parent = any(j.child == joint.child for j in robot.joints if j is not joint)
+    massless = all(link.inertial is None or not link.inertial.mass for link in links)
+    if len(links) == 1 and touching == [joint] and massless and not base_has_parent:
+        robot.joints.remove(joint)
+        robot.links.remove(links[0])
+
+
 def load_urdf(urdf):
     """Read and validate a URDF.
 
@@ -185,6 +206,7 @@ def load_urdf(urdf):
     RobotSpec
     """
     robot = _parse_xml(_read_text(urdf))
+    _drop_floating_root(robot)
     links = {}
     for link in robot.links:
         if link.name in links:

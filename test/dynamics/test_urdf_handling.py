@@ -59,6 +59,44 @@ def test_floating_or_planar_joint_rejected(tree, jtype):
         KDC(edit(tree, change))
 
 
+def with_floating_world(urdf, root="link_000", world_mass=None):
+    """``urdf`` with a link ``world`` (massless, or of ``world_mass``) above ``root``, joined
+    by a floating joint, as URDFs written for simulators have."""
+    def change(robot):
+        world = ET.SubElement(robot, "link", name="world")
+        if world_mass is not None:
+            inertial = ET.SubElement(world, "inertial")
+            ET.SubElement(inertial, "mass", value=str(world_mass))
+            ET.SubElement(inertial, "inertia", ixx="1", ixy="0", ixz="0", iyy="1", iyz="0",
+                          izz="1")
+        joint = ET.SubElement(robot, "joint", name="world_to_base", type="floating")
+        ET.SubElement(joint, "parent", link="world")
+        ET.SubElement(joint, "child", link=root)
+        ET.SubElement(joint, "origin", xyz="0 0 1", rpy="0 0 0.5")
+    return edit(urdf, change)
+
+
+def test_a_massless_root_on_a_floating_joint_is_the_implicit_floating_base(tree):
+    """The floating joint restates the floating base: the robot is the same as without it,
+    floating from its child."""
+    plain, floating = KDC(tree), KDC(with_floating_world(tree))
+    assert floating.frame_names == plain.frame_names and "world" not in floating.frame_names
+    assert floating.joints_name_list == plain.joints_name_list
+    st = random_state(make_case("tree", tree), np.random.default_rng(4))
+    v = (st.w_H_b, st.s, st.base_vel, st.s_dot)
+    assert_close(floating.mass_matrix(st.w_H_b, st.s), plain.mass_matrix(st.w_H_b, st.s),
+                 "M", 0.0)
+    assert_close(floating.aba(*v, st.tau), plain.aba(*v, st.tau), "aba", 0.0)
+
+
+@pytest.mark.parametrize("where", ["massive world", "inside the tree"])
+def test_other_floating_joints_are_rejected(tree, where):
+    urdf = (with_floating_world(tree, world_mass=1.0) if where == "massive world"
+            else with_floating_world(tree, root="link_003"))
+    with pytest.raises(ValueError, match="world_to_base"):
+        KDC(urdf)
+
+
 def test_joint_naming_missing_link(tree):
     def change(root):
         joint_el(root, "joint_003").find("parent").set("link", "ghost_link")
