@@ -150,9 +150,10 @@ def _check_mimics(joints):
 
 
 def _read_text(urdf):
-    text = str(urdf)
+    """The XML text of ``urdf`` (text or a file path), without a byte-order mark."""
+    text = str(urdf).lstrip("\ufeff")
     if not text.lstrip().startswith("<") and os.path.isfile(text):
-        with open(text, "r", encoding="utf-8") as f:
+        with open(text, "r", encoding="utf-8-sig") as f:
             return f.read()
     if not text.lstrip().startswith("<"):
         raise ValueError(f"urdf is neither an existing file nor URDF XML text: {text[:80]!r}")

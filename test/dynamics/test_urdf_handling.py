@@ -314,6 +314,16 @@ def test_a_cycle_of_mimics_is_rejected():
 # ------------------------------------------------------------------------ input forms and noise
 
 
+def test_a_byte_order_mark_is_ignored(tmp_path, tree):
+    """Text or a file that starts with a UTF-8 byte-order mark (some editors write one)."""
+    path = tmp_path / "bom.urdf"
+    path.write_bytes(b"\xef\xbb\xbf" + tree.encode("utf-8"))
+    st = random_state(make_case("t", tree), np.random.default_rng(3))
+    want = KDC(tree).mass_matrix(st.w_H_b, st.s)
+    for urdf in ("\ufeff" + tree, str(path)):
+        np.testing.assert_array_equal(KDC(urdf).mass_matrix(st.w_H_b, st.s), want)
+
+
 def test_urdf_as_path_or_text_identical(tmp_path, tree):
     path = tmp_path / "robot.urdf"
     path.write_text(tree)
