@@ -22,7 +22,8 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from kin_dyn_ros import spinning
-from kin_dyn_ros.conversions import matrix_to_pose
+from kin_dyn_ros.conversions import matrix_to_pose, transform_to_matrix
+from kin_dyn_ros.dynamics.spatial import inverse_homogeneous
 from kin_dyn_ros.node import KinDynNode
 from kin_dyn_ros.outputs import LATCHED_QOS, TF_QOS
 from kin_dyn_ros_interfaces.msg import ForwardDynamics
@@ -208,3 +209,24 @@ def wrench_msg(frame, w, stamp):
     f, t = msg.wrench.force, msg.wrench.torque
     f.x, f.y, f.z, t.x, t.y, t.z = (float(v) for v in w)
     return msg
+
+
+def base_from_odometry(ref, child, w_H_c, twist_c, s, s_dot):
+    """(w_H_b, nu MIXED) of the core ``ref`` (in MIXED) from the odometry of link ``child``:
+    pose ``w_H_c``, twist ``twist_c`` in its own axes (REP-105), solved with the core's
+    Jacobian: ``J_child [nu; s_dot]`` = the child's MIXED twist (not the node's method)."""
+    w_H_b = w_H_c @ inverse_homogeneous(ref.forward_kinematics(child, np.eye(4), s))
+    jac = ref.jacobian(child, w_H_b, s)
+    r = w_H_c[:3, :3]
+    v_child = np.concatenate([r @ twist_c[:3], r @ twist_c[3:]])
+    return w_H_b, np.linalg.solve(jac[:, :6], v_child - jac[:, 6:] @ s_dot)
+
+
+def tf_matrices(msg):
+    """{(parent, child): (4, 4)} of a TFMessage."""
+    return {(t.header.frame_id, t.child_frame_id): transform_to_matrix(t.transform)
+            for t in msg.transforms}
+
+
+def xyz(v):
+    return np.array([v.x, v.y, v.z])

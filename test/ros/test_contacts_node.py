@@ -39,7 +39,7 @@ from kin_dyn_ros_interfaces.srv import CheckEquilibrium  # noqa: E402
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from ros_helpers import (from_ns, joint_state_msg, load_model, loopback_context,  # noqa: E402
-                         node_and_rig, now_stamp, ns, odometry_msg, wrench_msg)
+                         node_and_rig, now_stamp, ns, odometry_msg, wrench_msg, xyz)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -161,10 +161,6 @@ def support_markers(system, stamp):
                                                     stamp=now_stamp(system.rig)))
     assert system.rig.spin_until(lambda: len(found()) == 2)
     return found()
-
-
-def xyz(v):
-    return np.array([v.x, v.y, v.z])
 
 
 def assert_polygon(msg, expected):

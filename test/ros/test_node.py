@@ -30,10 +30,9 @@ from rclpy.serialization import serialize_message  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
-from kin_dyn_ros.conversions import (change_base_representation, matrix_to_pose,  # noqa: E402
-                                     transform_to_matrix)
+from kin_dyn_ros.conversions import change_base_representation, matrix_to_pose  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
-from kin_dyn_ros.dynamics.spatial import inverse_homogeneous, so3_exp  # noqa: E402
+from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
 from kin_dyn_ros.markers import FORCE_SCALE  # noqa: E402
 from kin_dyn_ros.node import KinDynNode  # noqa: E402
 from kin_dyn_ros.outputs import LATCHED_QOS  # noqa: E402
@@ -45,9 +44,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / 'dynamics'))
 from oracles import (PinocchioOracle, wrench_in_frame_to_inertial,  # noqa: E402
                      wrench_to_rep)
-from ros_helpers import (MIMIC_URDF, TICK_OUTPUTS, Rig, from_ns, joint_state_msg,  # noqa: E402
-                         load_model, loopback_context, node_and_rig, now_stamp, ns,
-                         odometry_msg, wrench_msg)
+from ros_helpers import (MIMIC_URDF, TICK_OUTPUTS, Rig, base_from_odometry,  # noqa: E402
+                         from_ns, joint_state_msg, load_model, loopback_context, node_and_rig,
+                         now_stamp, ns, odometry_msg, tf_matrices, wrench_msg, xyz)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -112,14 +111,8 @@ def make_case(ref, seed):
 
 
 def base_state(ref, case):
-    """(w_H_b, nu) from the odometry of ODOM_CHILD, solved with the core's MIXED Jacobian:
-    J_child [nu; s_dot] = the child's MIXED twist (independent of the node's method)."""
-    w_H_b = case.w_H_c @ inverse_homogeneous(ref.forward_kinematics(ODOM_CHILD, np.eye(4), case.s))
-    jac = ref.jacobian(ODOM_CHILD, w_H_b, case.s)
-    r = case.w_H_c[:3, :3]
-    v_child = np.concatenate([r @ case.twist_c[:3], r @ case.twist_c[3:]])
-    nu = np.linalg.solve(jac[:, :6], v_child - jac[:, 6:] @ case.s_dot)
-    return w_H_b, nu
+    """(w_H_b, nu) from the odometry of ODOM_CHILD (:func:`base_from_odometry`)."""
+    return base_from_odometry(ref, ODOM_CHILD, case.w_H_c, case.twist_c, case.s, case.s_dot)
 
 
 def frame_wrenches(case, contacts=('l_sole', 'r_sole')):
@@ -174,11 +167,6 @@ def call(system, name, request):
     return future.result()
 
 
-def tf_matrices(msg):
-    return {(t.header.frame_id, t.child_frame_id): transform_to_matrix(t.transform)
-            for t in msg.transforms}
-
-
 def assert_tf(msg, ref, result, base=True):
     got = tf_matrices(msg)
     want = {(p, c): h for (_, p, c), h in zip(ref.joint_frames, result.joint_transforms)}
@@ -187,10 +175,6 @@ def assert_tf(msg, ref, result, base=True):
     assert set(got) == set(want)
     for key, h in want.items():
         np.testing.assert_allclose(got[key], h, atol=1e-12, err_msg=str(key))
-
-
-def xyz(v):
-    return np.array([v.x, v.y, v.z])
 
 
 # -- tests ------------------------------------------------------------------------------------
