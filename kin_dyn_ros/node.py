@@ -25,7 +25,9 @@ Choices where the requirements are open:
 - Odometry must be in ``world_frame`` (or have an empty frame_id); wrench age is the tick's
   stamp minus the wrench's stamp.
 - Forward dynamics runs only when the latest JointState of every (non-mimic) joint carried
-  an effort; otherwise it is skipped with a throttled note (and in /diagnostics).
+  an effort; otherwise it is skipped with a throttled note (and in /diagnostics). Where it
+  is undefined (a massless subtree on a moving joint makes the mass matrix singular) it is
+  skipped with a throttled warning naming the joints, and every other output goes on.
 """
 
 import functools
@@ -382,6 +384,9 @@ class KinDynNode(Node):
         except ValueError as exc:
             self._log.warning("tick", f"tick skipped: {exc}")
             return
+        if result.forward_dynamics_error:   # the other outputs are still published
+            self._fd_note = f"skipped: {result.forward_dynamics_error}"
+            self._log.warning("forward dynamics", f"forward dynamics {self._fd_note}")
         self._publish(m, result, stamp, have_base, wrenches)
         self._publish_markers(m, result, stamp, wrenches)
         self._measured = MeasuredState(w_H_b, s, nu, s_dot, result.representation)

@@ -50,7 +50,8 @@ class TickResult:
     - ``centroidal_momentum`` (6,): [m v_com; angular momentum about the CoM], world axes.
     - ``gravity_torques`` (n,): joint part of ``gravity_term`` [N m or N].
     - ``base_acceleration`` (6,) in ``representation`` and ``joint_accelerations`` (n,) from
-      forward dynamics, or None when no torques were given.
+      forward dynamics, or None when no torques were given or when forward dynamics is
+      undefined at this state; ``forward_dynamics_error`` then says why (else "").
     """
 
     frame_names: tuple
@@ -64,6 +65,7 @@ class TickResult:
     base_acceleration: np.ndarray
     joint_accelerations: np.ndarray
     representation: Representations
+    forward_dynamics_error: str = ""
     _frame_poses: object = field(repr=False, default=None)
 
     @cached_property
@@ -360,7 +362,9 @@ class KinDynComputations:
         ``frame_wrenches``: ``{link: (expressed_frame, w)}``, wrench w (6,) [force; torque]
         acting on ``link``'s body, expressed in ``expressed_frame``'s axes about its origin
         (what a force/torque sensor reports). ``tau`` (n,) measured joint torques; without it
-        no forward dynamics is computed. Returns a :class:`TickResult`.
+        no forward dynamics is computed. When forward dynamics is undefined (a singular mass
+        matrix: a massless subtree on a moving joint) the rest is still returned, with
+        ``forward_dynamics_error`` naming the joints. Returns a :class:`TickResult`.
         """
         model = self.model
         n = (model.n,)
@@ -372,11 +376,15 @@ class KinDynComputations:
         cols = kin.composite_subspaces                                  # (n, 6) Ic_j S_j
         gravity = -cols[:, :3].dot(self.gravity)[model.internal]    # -(Ic_j S_j) . [g; 0]
         base_acc = joint_acc = None
+        fd_error = ""
         if tau is not None:
             wrenches = self._frame_wrenches(kin, frame_wrenches)
-            nu_dot = self._forward_dynamics(kin, w_H_b, base_vel, qd, tau[model.coordinate],
-                                            wrenches)
-            base_acc, joint_acc = nu_dot[:6], nu_dot[6:]
+            try:
+                nu_dot = self._forward_dynamics(kin, w_H_b, base_vel, qd,
+                                                tau[model.coordinate], wrenches)
+                base_acc, joint_acc = nu_dot[:6], nu_dot[6:]
+            except ValueError as exc:       # singular M: only forward dynamics is undefined
+                fd_error = str(exc)
         # momentum about C's origin, [Ic_0, Ic_j S_j] nu_C, then about the CoM
         total = kin.composite[0].dot(base_transform(self.rep, w_H_b).dot(base_vel))
         total += qd.dot(cols)
@@ -386,7 +394,7 @@ class KinDynComputations:
         return TickResult(model.frame_names, model.joints_name_list,
                           (model.link_H_joint @ kin.local).take(model.internal, axis=0), w_H_b,
                           com + kin.base_position, total[:3] / self._total_mass, momentum,
-                          gravity, base_acc, joint_acc, self.rep,
+                          gravity, base_acc, joint_acc, self.rep, fd_error,
                           lambda: self._world_frames(kin))
 
     def _world_frames(self, kin):

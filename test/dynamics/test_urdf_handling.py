@@ -174,6 +174,15 @@ def test_massless_subtree_on_moving_joint(rep):
     st = random_state(make_case("leaf", urdf), np.random.default_rng(0))
     with pytest.raises(ValueError, match="joint_005"):
         kd.aba(st.w_H_b, st.s, st.base_vel, st.s_dot, st.tau)
+    # the per-tick call still gives everything else, and says why forward dynamics is missing
+    v = (st.w_H_b, st.s, st.base_vel, st.s_dot)
+    tick, without = kd.compute_tick(*v, st.tau), kd.compute_tick(*v)
+    assert tick.base_acceleration is None and tick.joint_accelerations is None
+    assert "mass matrix is singular" in tick.forward_dynamics_error
+    assert "joint_005" in tick.forward_dynamics_error and without.forward_dynamics_error == ""
+    for name in ("joint_transforms", "com", "com_velocity", "centroidal_momentum",
+                 "gravity_torques"):
+        np.testing.assert_array_equal(getattr(tick, name), getattr(without, name), err_msg=name)
 
 
 # ------------------------------------------------------------------------ odd but legal URDFs

@@ -175,12 +175,12 @@ def node_and_rig(context, params, helper_name, contact_topics):
         node.destroy_node()
 
 
-def load_model(rig, urdf):
+def load_model(rig, urdf, odometry=True):
     """Publish ``urdf`` on robot_description; wait for the node's /tf_static (the model is
-    loaded) and for its subscriptions to the rig's inputs."""
+    loaded) and for its subscriptions to the rig's inputs (odometry: unless False)."""
     rig.description.publish(String(data=urdf))
     assert rig.spin_until(lambda: rig.received['tf_static']), 'model never loaded'
-    rig.wait_matched()
+    rig.wait_matched(odometry=odometry)
 
 
 def joint_state_msg(names, positions, velocities=(), efforts=(), stamp=None):

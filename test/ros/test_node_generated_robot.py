@@ -1,4 +1,4 @@
-"""kin_dyn_node end to end on a generated robot with what humanoids from elsewhere have.
+"""kin_dyn_node end to end on generated robots with what humanoids from elsewhere have.
 
 The robot (``random_tree_urdf``): 24 movable joints of which a quarter are mimic joints, a
 massless root link, 300 fixed frames, and a 600 KB description (a long comment, as xacro
@@ -8,7 +8,8 @@ yet another frame, and the JointState comes in two messages, one of which also c
 mimic joints (their positions and velocities must be ignored, their efforts used) and a
 name that is not in the model. Every output is checked against the dynamics core at the
 state the inputs define (the core itself is checked against Pinocchio and iDynTree on such
-trees in test/dynamics).
+trees in test/dynamics). A second robot moves a massless leaf: forward dynamics is undefined
+there, and every other output must go on.
 """
 
 import pathlib
@@ -31,6 +32,7 @@ pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:Dep
 
 URDF = random_tree_urdf(24, seed=11, n_fixed=300, massless_root=True, mimic=True).replace(
     '</robot>', f'<!-- {"gazebo and transmission tags " * 20000} --></robot>')
+LEAF_URDF = random_tree_urdf(8, seed=4, massless_leaf=True)
 TOL = dict(rtol=1e-12, atol=1e-12)      # node vs the core: same arithmetic up to transport
 # forward dynamics of a random tree amplifies the rounding of the odometry's quaternion
 FD_TOL = dict(rtol=1e-9, atol=1e-9)
@@ -140,6 +142,44 @@ def test_every_output_matches_the_core(system, ref, frames):
                           fd.joint_accelerations])
     np.testing.assert_allclose(acc, np.concatenate([result.base_acceleration,
                                                     result.joint_accelerations]), **FD_TOL)
+
+
+@pytest.fixture
+def leaf_system():
+    """A node on a robot whose last joint moves a massless leaf: its mass matrix is singular,
+    forward dynamics undefined. In a domain of its own (the module's node also runs)."""
+    contexts = loopback_context(200, 215)
+    params = {'use_odometry': False, 'diagnostics_period': 0.2}
+    try:
+        with node_and_rig(next(contexts), params, 'kin_dyn_leaf_helper', {}) as (node, rig):
+            load_model(rig, LEAF_URDF, odometry=False)
+            yield SimpleNamespace(node=node, rig=rig)
+    finally:
+        contexts.close()
+
+
+def test_undefined_forward_dynamics_leaves_every_other_output(leaf_system):
+    ref = KinDynComputations(LEAF_URDF)
+    rng = np.random.default_rng(6)
+    n, names = ref.NDoF, ref.joints_name_list
+    s, s_dot, tau = rng.uniform(-0.5, 0.5, n), rng.normal(size=n), rng.normal(size=n)
+    rig, stamp = leaf_system.rig, now_stamp(leaf_system.rig)
+    rig.joint_states.publish(joint_state_msg(names, s, s_dot, tau, stamp))
+    out = rig.wait_outputs(stamp, ('tf', 'com', 'momentum', 'gravity'))
+    result = ref.compute_tick(np.eye(4), s, np.zeros(6), s_dot, tau)   # fixed_base_pose
+    assert result.base_acceleration is None and 'joint_007' in result.forward_dynamics_error
+    got = tf_matrices(out['tf'])
+    for (_, parent, child), h in zip(ref.joint_frames, result.joint_transforms):
+        np.testing.assert_allclose(got[parent, child], h, atol=1e-12)
+    np.testing.assert_allclose(xyz(out['com'].point), result.com, **TOL)
+    np.testing.assert_allclose(out['gravity'].effort, result.gravity_torques, **TOL)
+
+    def fd_note():
+        diagnostics = rig.received['diagnostics']
+        inputs = diagnostics and [x for x in diagnostics[-1].status if x.name.endswith('inputs')]
+        return inputs and {kv.key: kv.value for kv in inputs[0].values}['forward dynamics']
+    assert rig.spin_until(lambda: fd_note() == f'skipped: {result.forward_dynamics_error}')
+    assert rig.find('forward_dynamics', stamp) is None
 
 
 def test_diagnostics_name_the_generated_model(system, ref):
