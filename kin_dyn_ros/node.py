@@ -254,6 +254,8 @@ class KinDynNode(Node):
         self.get_logger().info(
             f"loaded model '{kd.model.name}': {kd.NDoF} joints, {len(kd.frame_names)} frames, "
             f"base '{kd.model.root_link}', {kd.get_total_mass():.3f} kg")
+        for note in kd.model_notes:
+            self.get_logger().warning(f"robot_description: {note}")
         return None
 
     def _configure(self, settings, reloaded=False):

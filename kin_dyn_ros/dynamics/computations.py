@@ -125,6 +125,12 @@ class KinDynComputations:
         return dict(self.model.mimic)
 
     @property
+    def model_notes(self):
+        """What the URDF has that the model does not follow, one sentence each (e.g. a
+        mimic of a joint that does not move: an ordinary joint here)."""
+        return self.model.notes
+
+    @property
     def joint_frames(self):
         """[(joint, parent link, child link)] for ``joints_name_list``: the /tf edges."""
         frames = self.model.joint_frames

@@ -59,6 +59,7 @@ class Model:
     static_edges: tuple       # (joint, parent link, child link, parent_H_child) of the others
     mimic: dict               # mimic joint -> (master coordinate, not a mimic, mult, offset)
     limits: dict              # joint name -> (lower, upper, effort, velocity)
+    notes: tuple = ()         # what the URDF has that the model does not follow (RobotSpec)
 
     @property
     def n(self):
@@ -276,6 +277,7 @@ def build_model(urdf, joints_name_list=None, root_link=None):
         static_edges=tuple(static_edges),
         mimic=mimic,
         limits={nm: by_name[nm].limits for nm in joints_name_list},
+        notes=spec.notes,
     )
     for value in vars(model).values():
         if isinstance(value, np.ndarray):

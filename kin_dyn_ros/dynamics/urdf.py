@@ -9,7 +9,7 @@ normalised. Anything the dynamics cannot represent raises ``ValueError`` naming 
 import contextlib
 import io
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -51,12 +51,14 @@ class JointSpec:
 
 @dataclass(frozen=True)
 class RobotSpec:
-    """A validated URDF tree: links by name, joints in file order, and the root link."""
+    """A validated URDF tree: links by name, joints in file order, and the root link.
+    ``notes``: what the URDF has that the model does not follow, one sentence each."""
 
     name: str
     links: dict
     joints: tuple
     root: str
+    notes: tuple = ()
 
     def children(self, link):
         """Joints whose parent is ``link``, in URDF file order."""
@@ -138,15 +140,20 @@ def _check_connected(spec):
         raise ValueError(f"links not reachable from the root '{spec.root}' (a cycle): {missing}")
 
 
-def _check_mimics(joints):
+def _unfollowable_mimics(joints):
+    """``joints`` without the ``<mimic>`` of each joint whose master is not a movable joint of
+    the URDF (missing, or fixed: e.g. a gripper that xacro made rigid): such a joint moves on
+    its own. Returns (joints, a note for each)."""
     by_name = {j.name: j for j in joints}
+    out, notes = [], []
     for j in joints:
-        if j.mimic is None:
-            continue
-        master = by_name.get(j.mimic[0])
-        if master is None or master.type not in MOVABLE_TYPES:
-            raise ValueError(f"mimic joint '{j.name}' follows '{j.mimic[0]}', "
-                             f"which is not a movable joint of the URDF")
+        master = None if j.mimic is None else by_name.get(j.mimic[0])
+        if j.mimic is not None and (master is None or master.type not in MOVABLE_TYPES):
+            notes.append(f"mimic joint '{j.name}' follows '{j.mimic[0]}', which is not a "
+                         f"movable joint of the URDF: '{j.name}' is an ordinary joint")
+            j = replace(j, mimic=None)
+        out.append(j)
+    return tuple(out), tuple(notes)
 
 
 def _read_text(urdf):
@@ -180,10 +187,10 @@ def _drop_floating_root(robot):
     parsed ``robot``, with that joint: its child, the robot's base, becomes the root. The
     floating base is implicit in the dynamics (its pose and velocity are inputs), so the
     joint only restates it, as some URDFs written for simulators do. A floating joint
-    anywhere else is still rejected."""
+    anywhere else is still rejected. Returns the notes of what was dropped."""
     floating = [j for j in robot.joints if j.type == "floating"]
     if len(floating) != 1:
-        return
+        return ()
     joint, root = floating[0], floating[0].parent
     links = [link for link in robot.links if link.name == root]
     touching = [j for j in robot.joints if root in (j.parent, j.child)]
@@ -192,6 +199,9 @@ def _drop_floating_root(robot):
     if len(links) == 1 and touching == [joint] and massless and not base_has_parent:
         robot.joints.remove(joint)
         robot.links.remove(links[0])
+        return (f"floating joint '{joint.name}' from the massless root '{root}' dropped with "
+                f"it: the floating base is '{joint.child}'",)
+    return ()
 
 
 def load_urdf(urdf):
@@ -207,7 +217,7 @@ def load_urdf(urdf):
     RobotSpec
     """
     robot = _parse_xml(_read_text(urdf))
-    _drop_floating_root(robot)
+    notes = _drop_floating_root(robot)
     links = {}
     for link in robot.links:
         if link.name in links:
@@ -218,10 +228,11 @@ def load_urdf(urdf):
         if j.name in names:
             raise ValueError(f"joint '{j.name}' is defined twice")
         names.add(j.name)
-    joints = tuple(_joint_spec(j, links) for j in robot.joints)
+    joints, mimic_notes = _unfollowable_mimics(
+        tuple(_joint_spec(j, links) for j in robot.joints))
     if not links:
         raise ValueError("the URDF has no links")
-    spec = RobotSpec(robot.name or "", links, joints, _find_root(links, joints))
+    spec = RobotSpec(robot.name or "", links, joints, _find_root(links, joints),
+                     notes + mimic_notes)
     _check_connected(spec)
-    _check_mimics(joints)
     return spec

@@ -81,6 +81,8 @@ def test_a_massless_root_on_a_floating_joint_is_the_implicit_floating_base(tree)
     floating from its child."""
     plain, floating = KDC(tree), KDC(with_floating_world(tree))
     assert floating.frame_names == plain.frame_names and "world" not in floating.frame_names
+    assert plain.model_notes == () and len(floating.model_notes) == 1
+    assert "'world_to_base'" in floating.model_notes[0]
     assert floating.joints_name_list == plain.joints_name_list
     st = random_state(make_case("tree", tree), np.random.default_rng(4))
     v = (st.w_H_b, st.s, st.base_vel, st.s_dot)
@@ -310,6 +312,20 @@ def test_a_chain_of_mimics_follows_the_first_master():
         master, mult, off = tags[name]
         want[index[name]] = mult * want[index[master]] + off
     assert_close(kd.apply_mimic(s), want, "apply_mimic along the chain", 1e-15)
+
+
+def test_a_mimic_of_a_joint_that_does_not_move_is_an_ordinary_joint():
+    """A <mimic> naming a fixed joint (a gripper made rigid by xacro) or no joint at all: the
+    model loads, the joint moves on its own, and model_notes says so."""
+    kd = KDC(with_mimics(random_tree_urdf(4, seed=3, branching=False, n_fixed=2,
+                                          joint_types=("revolute",)),
+                         {"joint_001": ("fixed_000", 2.0, 0.0),
+                          "joint_002": ("joint_000", -1.0, 0.2),
+                          "joint_003": ("no_such_joint", 1.0, 0.0)}))
+    assert kd.mimic_joints == {"joint_002": ("joint_000", -1.0, 0.2)}
+    assert len(kd.model_notes) == 2
+    for joint, master in (("joint_001", "fixed_000"), ("joint_003", "no_such_joint")):
+        assert any(f"'{joint}' follows '{master}'" in note for note in kd.model_notes)
 
 
 def test_a_cycle_of_mimics_is_rejected():
