@@ -235,14 +235,14 @@ class KinDynNode(Node):
         """Build the model from ``urdf``; returns None, or the error (old model kept).
         A description from the parameter is re-published on the robot_description topic."""
         try:
-            kd, aux = (KinDynComputations(urdf, root_link=settings.base_frame or None,
-                                          gravity=np.array(settings.gravity))
-                       for _ in range(2))
+            kd = KinDynComputations(urdf, root_link=settings.base_frame or None,
+                                    gravity=np.array(settings.gravity))
         except Exception as exc:  # a description that fails to parse: any parser error
             name = self._model.kd.model.name if self._model else "none"
             error = f"rejected robot_description ({exc}); keeping the current model ({name})"
             self.get_logger().error(error)
             return error
+        aux = kd.sharing_model()     # the services' and odometry's own representation
         merger = JointStateMerger(kd.joints_name_list, kd.mimic_joints,
                                   settings.default_joint_position)
         if self._model is not None:

@@ -18,6 +18,7 @@ Equations of motion: ``M(q) nu_dot + h(q, nu) = [0; tau] + sum_F J_F^T w_F`` wit
 ``h = C(q, nu) nu + g(q)``.
 """
 
+import copy
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -145,6 +146,11 @@ class KinDynComputations:
 
     def get_total_mass(self):
         return self.model.total_mass
+
+    def sharing_model(self):
+        """Another KinDynComputations on this one's model (read-only, shared: no second URDF
+        parse), with a velocity representation of its own (initially this one's)."""
+        return copy.copy(self)
 
     def set_frame_velocity_representation(self, representation):
         """Set the active representation (a :class:`Representations` or its name)."""

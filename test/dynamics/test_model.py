@@ -72,3 +72,22 @@ def test_bad_root_link_and_joint_list_are_named(icub_urdf):
         KinDynComputations(icub_urdf, root_link="no_such_link")
     with pytest.raises(ValueError, match="torso_pitch.*twice"):
         KinDynComputations(icub_urdf, ["torso_pitch", "torso_pitch"])
+
+
+def test_sharing_model_has_its_own_representation(icub_urdf):
+    """sharing_model(): the same model object, no second parse; setting the copy's velocity
+    representation leaves the original's, and each computes as a fresh instance would."""
+    kd = KinDynComputations(icub_urdf)
+    other = kd.sharing_model()
+    assert other.model is kd.model
+    other.set_frame_velocity_representation(Representations.BODY_FIXED_REPRESENTATION)
+    assert kd.rep == Representations.MIXED_REPRESENTATION
+    fresh = KinDynComputations(icub_urdf)
+    fresh.set_frame_velocity_representation(Representations.BODY_FIXED_REPRESENTATION)
+    rng = np.random.default_rng(8)
+    w_H_b = homogeneous(so3_exp(rng.normal(size=3)), rng.normal(size=3))
+    s, nu, s_dot = rng.normal(size=kd.NDoF), rng.normal(size=6), rng.normal(size=kd.NDoF)
+    np.testing.assert_array_equal(other.bias_force(w_H_b, s, nu, s_dot),
+                                  fresh.bias_force(w_H_b, s, nu, s_dot))
+    assert not np.array_equal(kd.bias_force(w_H_b, s, nu, s_dot),
+                              other.bias_force(w_H_b, s, nu, s_dot))
