@@ -123,7 +123,8 @@ class KinDynNode(Node):
     odometry, wrenches) run on the node's :class:`.sensor_thread.SensorThread`, everything
     else on the executor that spins the node. Every callback of the node (its own and
     rclpy's parameter services; see :meth:`create_subscription`) and the set-parameters
-    callback run under one lock, so they never overlap.
+    callback run under one lock, so they never overlap; robot_description's parses the new
+    model before taking it (see :meth:`_on_description`).
 
     Raises ValueError when a parameter is invalid.
     """
@@ -191,7 +192,8 @@ class KinDynNode(Node):
     # -- set-up ----------------------------------------------------------------------------
     def _make_subscriptions(self):
         s = self._settings
-        self.create_subscription(String, "robot_description", self._on_description,
+        # not serialised: the callback takes the lock itself, after parsing
+        Node.create_subscription(self, String, "robot_description", self._on_description,
                                  LATCHED_QOS)
         group = None if self._sensors is None else self._sensors.group
 
@@ -231,12 +233,19 @@ class KinDynNode(Node):
         self._tick_timer = self.create_timer(1.0 / s.rate, self._tick) if s.rate > 0 else None
         self._diag_timer = self.create_timer(s.diagnostics_period, self._publish_diagnostics)
 
-    def _load_model(self, urdf, settings, from_parameter=False):
-        """Build the model from ``urdf``; returns None, or the error (old model kept).
-        A description from the parameter is re-published on the robot_description topic."""
+    @staticmethod
+    def _parse(urdf, settings):
+        """KinDynComputations of ``urdf`` with ``settings``' base frame and gravity; raises
+        what the parser raises."""
+        return KinDynComputations(urdf, root_link=settings.base_frame or None,
+                                  gravity=np.array(settings.gravity))
+
+    def _load_model(self, urdf, settings, from_parameter=False, kd=None):
+        """Build the model from ``urdf`` (``kd``: already parsed from it with ``settings``)
+        and take it; returns None, or the error (old model kept). A description from the
+        parameter is re-published on the robot_description topic."""
         try:
-            kd = KinDynComputations(urdf, root_link=settings.base_frame or None,
-                                    gravity=np.array(settings.gravity))
+            kd = kd or self._parse(urdf, settings)
         except Exception as exc:  # a description that fails to parse: any parser error
             name = self._model.kd.model.name if self._model else "none"
             error = f"rejected robot_description ({exc}); keeping the current model ({name})"
@@ -296,11 +305,23 @@ class KinDynNode(Node):
 
     # -- inputs ----------------------------------------------------------------------------
     def _on_description(self, msg):
-        if self._settings.robot_description:
-            self.get_logger().info("robot_description topic ignored: the parameter is set",
-                                   once=True)
-        elif self._model is None or msg.data != self._model.urdf:
-            self._load_model(msg.data, self._settings)
+        """A description from the topic: parsed outside the node's lock (~0.1 s for a
+        humanoid, during which the sensor thread goes on ticking with the current model),
+        then taken under it. Parsed again under the lock when the settings changed
+        meanwhile, or when it failed (to report the error there)."""
+        settings, model, kd = self._settings, self._model, None
+        if not settings.robot_description and (model is None or msg.data != model.urdf):
+            try:
+                kd = self._parse(msg.data, settings)
+            except Exception:  # reported by _load_model below
+                kd = None
+        with self._lock:
+            if self._settings.robot_description:
+                self.get_logger().info("robot_description topic ignored: the parameter is set",
+                                       once=True)
+            elif self._model is None or msg.data != self._model.urdf:
+                self._load_model(msg.data, self._settings,
+                                 kd=kd if self._settings is settings else None)
 
     def _now_ns(self):
         """The node clock's time [ns] (ROS time under use_sim_time): ``get_clock().now()``

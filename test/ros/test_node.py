@@ -597,6 +597,30 @@ def test_markers_are_throttled_to_markers_rate(system, ref):
     assert not node.set_parameters([Parameter('markers_rate', value=0.0)])[0].successful
 
 
+def test_a_description_from_the_topic_is_parsed_outside_the_lock(system, ref, icub_urdf,
+                                                                 monkeypatch):
+    """While the node parses a new description (~0.1 s) another thread can take the node's
+    lock: the sensor thread goes on ticking with the current model meanwhile."""
+    node, rig = system.node, system.rig
+    taken, parse = [], KinDynNode._parse
+
+    def watched(urdf, settings):
+        def try_lock():
+            taken.append(node._lock.acquire(timeout=5.0))
+            if taken[-1]:
+                node._lock.release()
+        other = threading.Thread(target=try_lock)
+        other.start()
+        other.join()
+        return parse(urdf, settings)
+    monkeypatch.setattr(KinDynNode, '_parse', staticmethod(watched))
+    new = icub_urdf.replace('</robot>', '<!-- v2 --></robot>')
+    rig.description.publish(String(data=new))
+    assert rig.spin_until(lambda: node._model.urdf == new)
+    assert taken == [True]                 # one parse, and not under the lock
+    send_case(system, make_case(ref, 12), keys=('tf', 'com'))    # ticks with the new model
+
+
 def test_broken_description_is_rejected_and_a_new_one_reloads(system, ref, capfd):
     node, rig = system.node, system.rig
     broken = '<robot name="broken"><link name="a"/><joint name="j" type="revolute">'
