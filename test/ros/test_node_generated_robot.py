@@ -7,8 +7,9 @@ fixed frame deep in the tree, the contacts are fixed frames and one wrench is ex
 yet another frame, and the JointState comes in two messages, one of which also carries the
 mimic joints (their positions and velocities must be ignored, their efforts used) and a
 name that is not in the model. Every output is checked against the dynamics core at the
-state the inputs define (the core itself is checked against Pinocchio and iDynTree on such
-trees in test/dynamics). A second robot moves a massless leaf: forward dynamics is undefined
+state the inputs define (the core itself is checked against Pinocchio and iDynTree on random
+trees with massless roots and fixed frames in test/dynamics; for it mimic joints are
+independent coordinates). A second robot moves a massless leaf: forward dynamics is undefined
 there, and every other output must go on.
 """
 
@@ -24,9 +25,9 @@ from kin_dyn_ros.dynamics.random_tree import random_tree_urdf
 from kin_dyn_ros.dynamics.spatial import so3_exp
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from ros_helpers import (base_from_odometry, joint_state_msg, load_model,  # noqa: E402
-                         loopback_context, node_and_rig, now_stamp, ns, from_ns, odometry_msg,
-                         tf_matrices, wrench_msg, xyz)
+from ros_helpers import (base_from_odometry, from_ns, joint_state_msg,  # noqa: E402
+                         load_model, loopback_context, node_and_rig, now_stamp, ns,
+                         odometry_msg, tf_matrices, wrench_msg, xyz)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
