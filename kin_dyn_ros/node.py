@@ -240,13 +240,19 @@ class KinDynNode(Node):
         return KinDynComputations(urdf, root_link=settings.base_frame or None,
                                   gravity=np.array(settings.gravity))
 
-    def _load_model(self, urdf, settings, from_parameter=False, kd=None):
-        """Build the model from ``urdf`` (``kd``: already parsed from it with ``settings``)
-        and take it; returns None, or the error (old model kept). A description from the
-        parameter is re-published on the robot_description topic."""
+    def _try_parse(self, urdf, settings):
+        """(KinDynComputations, None) of :meth:`_parse`, or (None, the exception)."""
         try:
-            kd = kd or self._parse(urdf, settings)
+            return self._parse(urdf, settings), None
         except Exception as exc:  # a description that fails to parse: any parser error
+            return None, exc
+
+    def _load_model(self, urdf, settings, from_parameter=False, parsed=None):
+        """Build the model from ``urdf`` (``parsed``: :meth:`_try_parse` of it with
+        ``settings``, already done) and take it; returns None, or the error (old model kept).
+        A description from the parameter is re-published on the robot_description topic."""
+        kd, exc = parsed or self._try_parse(urdf, settings)
+        if exc is not None:
             name = self._model.kd.model.name if self._model else "none"
             error = f"rejected robot_description ({exc}); keeping the current model ({name})"
             self.get_logger().error(error)
@@ -307,21 +313,18 @@ class KinDynNode(Node):
     def _on_description(self, msg):
         """A description from the topic: parsed outside the node's lock (~0.1 s for a
         humanoid, during which the sensor thread goes on ticking with the current model),
-        then taken under it. Parsed again under the lock when the settings changed
-        meanwhile, or when it failed (to report the error there)."""
-        settings, model, kd = self._settings, self._model, None
+        then taken (or its error reported) under it; parsed again under the lock only when
+        the settings changed meanwhile."""
+        settings, model, parsed = self._settings, self._model, None
         if not settings.robot_description and (model is None or msg.data != model.urdf):
-            try:
-                kd = self._parse(msg.data, settings)
-            except Exception:  # reported by _load_model below
-                kd = None
+            parsed = self._try_parse(msg.data, settings)
         with self._lock:
             if self._settings.robot_description:
                 self.get_logger().info("robot_description topic ignored: the parameter is set",
                                        once=True)
             elif self._model is None or msg.data != self._model.urdf:
                 self._load_model(msg.data, self._settings,
-                                 kd=kd if self._settings is settings else None)
+                                 parsed=parsed if self._settings is settings else None)
 
     def _now_ns(self):
         """The node clock's time [ns] (ROS time under use_sim_time): ``get_clock().now()``

@@ -180,7 +180,7 @@ class _SerializedTF:
             fill_transforms(self.msg.transforms, h, stamp)
             return self.msg
         values = np.concatenate([h[:, :3, 3], rotations_to_quaternions(h[:, :3, :3])], 1)
-        return self.template.render(values, [stamp.sec % 2 ** 32, stamp.nanosec] * self._n)
+        return self.template.render(values, _stamp_words(stamp) * self._n)
 
 
 class TickMessages:
