@@ -48,6 +48,7 @@ import rclpy
 from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
+from rcl_interfaces.srv import SetParameters, SetParametersAtomically
 from rclpy.exceptions import NameValidationException, ParameterException
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -106,6 +107,20 @@ class _Model:
 
 
 @dataclass(frozen=True)
+class _ParameterChange:
+    """Parameters to set, checked against ``old`` settings and ``model``: the ``new``
+    settings (None: rejected with ``error``) and, when they rebuild the model, its
+    description ``urdf`` and the :meth:`KinDynNode._try_parse` of it (``parsed``)."""
+
+    old: object
+    model: object
+    new: object
+    error: str = ""
+    urdf: str = ""
+    parsed: tuple = None
+
+
+@dataclass(frozen=True)
 class _Timed:
     """A validated input: odometry (frame = child link, value = (w_H_c, twist)) or a
     wrench (frame = expressed-in frame, value = (6,)); stamp and arrival in ns."""
@@ -123,8 +138,9 @@ class KinDynNode(Node):
     odometry, wrenches) run on the node's :class:`.sensor_thread.SensorThread`, everything
     else on the executor that spins the node. Every callback of the node (its own and
     rclpy's parameter services; see :meth:`create_subscription`) and the set-parameters
-    callback run under one lock, so they never overlap; robot_description's parses the new
-    model before taking it (see :meth:`_on_description`).
+    callback run under one lock, so they never overlap; robot_description's and the
+    set-parameters callback parse a new model before taking the lock (see
+    :meth:`_on_description`, :meth:`_on_set_parameters`).
 
     Raises ValueError when a parameter is invalid.
     """
@@ -154,7 +170,8 @@ class KinDynNode(Node):
         self._make_subscriptions()
         self._dyn_services = DynamicsServices(self, self._service_source)
         self._make_timers()
-        self.add_on_set_parameters_callback(self._serialized(self._on_set_parameters))
+        # not serialised: the callback takes the lock itself, after parsing
+        self.add_on_set_parameters_callback(self._on_set_parameters)
         if self._settings.robot_description:
             error = self._load_model(self._settings.robot_description, self._settings, True)
             if error:
@@ -180,9 +197,12 @@ class KinDynNode(Node):
                                            *args, **kwargs)
 
     def create_service(self, srv_type, srv_name, callback, *args, **kwargs):
-        """rclpy's, with the callback serialised (also rclpy's parameter services)."""
-        return super().create_service(srv_type, srv_name, self._serialized(callback),
-                                      *args, **kwargs)
+        """rclpy's, with the callback serialised (also rclpy's parameter services), except
+        rclpy's set-parameters services: they run :meth:`_on_set_parameters`, which takes
+        the lock itself after parsing a new model."""
+        if srv_type not in (SetParameters, SetParametersAtomically):
+            callback = self._serialized(callback)
+        return super().create_service(srv_type, srv_name, callback, *args, **kwargs)
 
     def create_timer(self, timer_period_sec, callback, *args, **kwargs):
         """rclpy's, with the callback serialised."""
@@ -570,15 +590,38 @@ class KinDynNode(Node):
                 s.frame_prefix)
 
     def _on_set_parameters(self, params):
+        """Validate ``params`` and apply them. A change that rebuilds the model (the
+        robot_description parameter, base frame, gravity) is parsed before the node's lock
+        is taken, as :meth:`_on_description` does, and prepared again under it only if the
+        settings or the model changed meanwhile."""
+        change = self._parameter_change(params)
+        with self._lock:
+            if change.old is not self._settings or change.model is not self._model:
+                change = self._parameter_change(params)
+            return self._apply_parameter_change(change)
+
+    def _parameter_change(self, params):
+        """A :class:`_ParameterChange` from the current settings and model: validated
+        settings (or the error) and, when the model must be rebuilt, its parse."""
+        old, model = self._settings, self._model
         try:
-            new = updated_settings(self._settings, params)
+            new = updated_settings(old, params)
         except ValueError as exc:
-            return SetParametersResult(successful=False, reason=str(exc))
-        old = self._settings
-        urdf = new.robot_description or (self._model.urdf if self._model else "")
+            return _ParameterChange(old, model, None, str(exc))
+        urdf = new.robot_description or (model.urdf if model else "")
         if urdf and any(getattr(new, f) != getattr(old, f) for f in MODEL_FIELDS
                         if f != "robot_description" or new.robot_description):
-            error = self._load_model(urdf, new, bool(new.robot_description))
+            return _ParameterChange(old, model, new, "", urdf, self._try_parse(urdf, new))
+        return _ParameterChange(old, model, new)
+
+    def _apply_parameter_change(self, change):
+        """Take a :class:`_ParameterChange` (under the lock); its SetParametersResult."""
+        new, old = change.new, change.old
+        if new is None:
+            return SetParametersResult(successful=False, reason=change.error)
+        if change.urdf:
+            error = self._load_model(change.urdf, new, bool(new.robot_description),
+                                     parsed=change.parsed)
             if error:
                 return SetParametersResult(successful=False, reason=error)
         else:

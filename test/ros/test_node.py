@@ -27,6 +27,7 @@ import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
+from rcl_interfaces.srv import SetParameters  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
@@ -597,23 +598,89 @@ def test_markers_are_throttled_to_markers_rate(system, ref):
     assert not node.set_parameters([Parameter('markers_rate', value=0.0)])[0].successful
 
 
+def _parse_watching_the_lock(node, monkeypatch, during=None):
+    """Patch KinDynNode._parse to record, at each parse, whether another thread could take
+    the node's lock (and to run ``during()`` in that thread at the first parse)."""
+    taken, parse = [], KinDynNode._parse
+
+    def watched(urdf, settings):
+        def try_lock():
+            if during is not None and not taken:
+                during()
+            taken.append(node._lock.acquire(timeout=5.0 if not taken else 0.5))
+            if taken[-1]:
+                node._lock.release()
+        other = threading.Thread(target=try_lock, daemon=True)
+        other.start()
+        other.join(10.0)
+        if other.is_alive():       # ``during`` waits for the lock: this parse holds it
+            taken.append(False)
+        return parse(urdf, settings)
+    monkeypatch.setattr(KinDynNode, '_parse', staticmethod(watched))
+    return taken
+
+
+def _set_parameters_service(system, *params):
+    """Set ``params`` through the node's set_parameters service (as `ros2 param set`)."""
+    rig = system.rig
+    client = rig.node.create_client(SetParameters, '/kin_dyn_node/set_parameters')
+    try:
+        assert client.wait_for_service(timeout_sec=10.0)
+        future = client.call_async(SetParameters.Request(
+            parameters=[p.to_parameter_msg() for p in params]))
+        assert rig.spin_until(future.done)
+        return future.result().results
+    finally:
+        rig.node.destroy_client(client)
+
+
+def test_a_description_parameter_is_parsed_outside_the_lock(system, ref, icub_urdf,
+                                                            monkeypatch):
+    """Setting robot_description through the parameter service: the parse happens while
+    another thread can take the node's lock, so the sensor thread goes on ticking."""
+    node = system.node
+    taken = _parse_watching_the_lock(node, monkeypatch)
+    new = icub_urdf.replace('</robot>', '<!-- by the parameter service --></robot>')
+    try:
+        results = _set_parameters_service(system, Parameter('robot_description', value=new))
+        assert [r.successful for r in results] == [True], results
+        assert node._model.urdf == new
+        assert taken == [True]                 # one parse, and not under the lock
+        send_case(system, make_case(ref, 13), keys=('tf', 'com'))
+    finally:    # the topic decides the model again (the model stays until a new one comes)
+        assert node.set_parameters([Parameter('robot_description', value='')])[0].successful
+
+
+def test_settings_changed_during_a_parse_are_kept(system, ref, monkeypatch):
+    """Settings changed by another thread while a parameter change parses a new model: the
+    change is prepared again under the lock on the current settings, so both take effect."""
+    node = system.node
+    old_gravity = list(node._settings.gravity)
+
+    def other_change():
+        res = node.set_parameters([Parameter('velocity_representation', value='BODY_FIXED')])
+        assert res[0].successful
+    taken = _parse_watching_the_lock(node, monkeypatch, during=other_change)
+    try:
+        res = node.set_parameters([Parameter('gravity', value=[0.0, 0.0, -9.7])])[0]
+        assert res.successful, res.reason
+        assert taken == [True, False]          # parsed again under the lock, on BODY_FIXED
+        assert node._settings.velocity_representation == 'BODY_FIXED'
+        assert node._model.kd.rep == BODY
+        np.testing.assert_array_equal(node._model.kd.gravity, [0.0, 0.0, -9.7])
+    finally:
+        monkeypatch.undo()
+        res = node.set_parameters([Parameter('velocity_representation', value='MIXED'),
+                                   Parameter('gravity', value=old_gravity)])
+        assert all(r.successful for r in res)
+
+
 def test_a_description_from_the_topic_is_parsed_outside_the_lock(system, ref, icub_urdf,
                                                                  monkeypatch):
     """While the node parses a new description (~0.1 s) another thread can take the node's
     lock: the sensor thread goes on ticking with the current model meanwhile."""
     node, rig = system.node, system.rig
-    taken, parse = [], KinDynNode._parse
-
-    def watched(urdf, settings):
-        def try_lock():
-            taken.append(node._lock.acquire(timeout=5.0))
-            if taken[-1]:
-                node._lock.release()
-        other = threading.Thread(target=try_lock)
-        other.start()
-        other.join()
-        return parse(urdf, settings)
-    monkeypatch.setattr(KinDynNode, '_parse', staticmethod(watched))
+    taken = _parse_watching_the_lock(node, monkeypatch)
     new = icub_urdf.replace('</robot>', '<!-- v2 --></robot>')
     rig.description.publish(String(data=new))
     assert rig.spin_until(lambda: node._model.urdf == new)
