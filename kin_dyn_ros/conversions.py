@@ -19,7 +19,7 @@ __all__ = [
     "QUATERNION_TOLERANCE", "quaternion_to_matrix", "rotations_to_quaternions",
     "pose_to_matrix", "pose_list_to_matrix", "matrix_to_pose", "transform_to_matrix",
     "make_transform_stamped", "fill_transforms", "vector_to_array", "twist_to_array",
-    "wrench_to_array", "finite_array", "float_array", "matrix_to_list", "list_to_matrix",
+    "finite_array", "float_array", "matrix_to_list", "list_to_matrix",
     "stamp_to_ns", "change_base_representation", "base_state_from_odometry",
     "JointStateMerger",
 ]
@@ -167,12 +167,6 @@ def twist_to_array(twist):
     """(6,) [linear; angular] of a geometry_msgs/Twist, validated."""
     return finite_array("twist", (twist.linear.x, twist.linear.y, twist.linear.z,
                                   twist.angular.x, twist.angular.y, twist.angular.z))
-
-
-def wrench_to_array(wrench):
-    """(6,) [force; torque] of a geometry_msgs/Wrench, validated."""
-    return finite_array("wrench", (wrench.force.x, wrench.force.y, wrench.force.z,
-                                   wrench.torque.x, wrench.torque.y, wrench.torque.z))
 
 
 def float_array(values):
