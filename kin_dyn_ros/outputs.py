@@ -114,11 +114,14 @@ class SerializedTemplate:
     False when no attempt works (a sentinel not found exactly once, a layout other than the
     message's, or a non-little-endian encoding): the caller then publishes the message
     object instead.
+
+    ``integer_width`` k: the integer fields come in groups of k that take the same k values
+    (e.g. each transform's stamp): :meth:`render` then takes those k values.
     """
 
     _ATTEMPTS = 3
 
-    def __init__(self, msg, doubles, integers):
+    def __init__(self, msg, doubles, integers, integer_width=None):
         rng = np.random.default_rng()
         base = serialize_message(msg)
         for _ in range(self._ATTEMPTS):
@@ -131,6 +134,8 @@ class SerializedTemplate:
         self._buf[:self._size] = np.frombuffer(base, np.uint8)
         self._f64, self._u32 = self._buf[4:].view("<f8"), self._buf[4:].view("<u4")
         self._d_idx, self._i_idx = (d_off - 4) // 8, (i_off - 4) // 4
+        if integer_width:
+            self._i_idx = self._i_idx.reshape(-1, integer_width)
 
     @staticmethod
     def _locate(msg, doubles, integers, rng):
@@ -154,9 +159,10 @@ class SerializedTemplate:
 
     def render(self, doubles, integers):
         """Serialised bytes with ``doubles`` (float64) and ``integers`` (int32/uint32 values
-        in [0, 2**32)) in the fields given at construction, in the same order."""
+        in [0, 2**32); the k values of every group with ``integer_width`` k) in the fields
+        given at construction, in the same order."""
         self._f64[self._d_idx] = np.ravel(doubles)
-        self._u32[self._i_idx] = np.ravel(integers)
+        self._u32[self._i_idx] = integers if self._i_idx.ndim > 1 else np.ravel(integers)
         return self._buf[:self._size].tobytes()
 
 
@@ -170,8 +176,7 @@ class _SerializedTF:
             t, r = tf.transform.translation, tf.transform.rotation
             doubles += [(t, "x"), (t, "y"), (t, "z"), (r, "x"), (r, "y"), (r, "z"), (r, "w")]
             ints += [(tf.header.stamp, "sec"), (tf.header.stamp, "nanosec")]
-        self.template = SerializedTemplate(self.msg, doubles, ints)
-        self._n = len(transforms)
+        self.template = SerializedTemplate(self.msg, doubles, ints, integer_width=2)
 
     def render(self, h, stamp):
         """Serialised TFMessage of ``h`` (N, 4, 4) stamped ``stamp`` (bytes, or the message
@@ -180,7 +185,7 @@ class _SerializedTF:
             fill_transforms(self.msg.transforms, h, stamp)
             return self.msg
         values = np.concatenate([h[:, :3, 3], rotations_to_quaternions(h[:, :3, :3])], 1)
-        return self.template.render(values, _stamp_words(stamp) * self._n)
+        return self.template.render(values, _stamp_words(stamp))
 
 
 class TickMessages:
