@@ -1,7 +1,8 @@
 """kin_dyn_ros.dynamics: floating-base rigid-body kinematics and dynamics in NumPy.
 
 ROS-free: it needs only NumPy and urdf_parser_py (PyPI ``urdfdom-py``), so planners and
-notebooks can use it from a plain Python shell::
+notebooks can use it from a plain Python shell (with SciPy installed, forward dynamics uses
+its LAPACK Cholesky solve, which is faster)::
 
     from kin_dyn_ros.dynamics import KinDynComputations, Representations
     kd = KinDynComputations("robot.urdf")

@@ -5,6 +5,7 @@ import pytest
 from oracles import PinocchioOracle, assert_close
 
 from kin_dyn_ros.dynamics import KinDynComputations, Representations
+from kin_dyn_ros.dynamics import algorithms as alg
 from kin_dyn_ros.dynamics.spatial import homogeneous, so3_exp, wrench_transform
 
 
@@ -73,8 +74,15 @@ def test_tick_equals_the_standalone_calls(icub, state, representation):
     assert tick.representation == rep
 
 
-def test_tick_forward_dynamics_against_pinocchio(icub, icub_urdf, icub_joints, state):
-    """Independent reference: Pinocchio's ABA with the same two foot wrenches (BODY_FIXED)."""
+@pytest.mark.parametrize("solver", ["cholesky", "lu"])
+def test_tick_forward_dynamics_against_pinocchio(icub, icub_urdf, icub_joints, state, solver,
+                                                 monkeypatch):
+    """Independent reference: Pinocchio's ABA with the same two foot wrenches (BODY_FIXED);
+    with SciPy's Cholesky solve and with NumPy's LU (the core without SciPy)."""
+    if solver == "lu":
+        monkeypatch.setattr(alg, "_dposv", None)
+    else:
+        assert alg._dposv is not None          # SciPy is a test dependency
     st = state
     ref = PinocchioOracle(icub_urdf, icub_joints, None, icub.gravity)
     icub.set_frame_velocity_representation(Representations.MIXED_REPRESENTATION)

@@ -187,6 +187,26 @@ def test_massless_subtree_on_moving_joint(rep):
         np.testing.assert_array_equal(getattr(tick, name), getattr(without, name), err_msg=name)
 
 
+@pytest.mark.parametrize("solver", ["cholesky", "lu"])
+def test_degenerate_inertia_of_the_whole_robot(solver, monkeypatch):
+    """Point masses on one line (here a single point mass): no joint is massless, but the
+    base's inertia has no rotational part, so M is singular and the solve fails (SciPy's
+    Cholesky, or NumPy's LU without SciPy)."""
+    from kin_dyn_ros.dynamics import algorithms as alg
+
+    if solver == "lu":
+        monkeypatch.setattr(alg, "_dposv", None)
+    urdf = ('<robot name="point"><link name="a"><inertial><mass value="2"/><inertia ixx="0" '
+            'iyy="0" izz="0" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>')
+    kd = KDC(urdf)
+    with pytest.raises(ValueError, match="degenerate inertia of the floating base"):
+        kd.aba(np.eye(4), [], np.zeros(6), [], [])
+    with pytest.raises(ValueError, match="degenerate inertia of the floating base"):
+        kd.inverse_mass_matrix(np.eye(4), [])
+    tick = kd.compute_tick(np.eye(4), [], np.zeros(6), [], [])
+    assert tick.joint_accelerations is None and "degenerate" in tick.forward_dynamics_error
+
+
 # ------------------------------------------------------------------------ odd but legal URDFs
 
 
