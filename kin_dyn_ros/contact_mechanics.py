@@ -9,10 +9,10 @@ one the tick used, within ``wrench_timeout``) along the contact normal exceeds
 ``contact_force_threshold`` [N]; the wrench is the force the environment applies to the link.
 
 At ``equilibrium_rate`` [Hz, counted in JointState stamps; 0 = off], on the ticks that are
-due, when the node has contacts (:meth:`ContactMechanics.update` then
-:meth:`ContactMechanics.publish`, after all the tick's outputs; on the node's sensor thread
-in its first moment with no input waiting, so that they never delay a queued JointState: a
-tick that a newer one overtakes before then leaves its turn to that one):
+due, when the node has contacts (:meth:`ContactMechanics.steps`, after all the tick's
+outputs; on the node's sensor thread, one step in each moment with no input waiting, so that
+they never delay a queued JointState by more than a step: a tick that a newer one overtakes
+before its first step leaves its turn to that one):
 
 - ``~/support_polygon`` (geometry_msgs/PolygonStamped, world_frame): the convex hull of the
   active contact points projected along gravity, counter-clockwise seen from above, on the
@@ -313,11 +313,26 @@ class ContactMechanics:
         self._state, self._stamp, self._fresh = (kd, result.base_pose, s), stamp, True
         self._marked = False
 
-    def publish(self):
-        """~/support_polygon and ~/stability_margin of the tick given to :meth:`update`, if it
-        was due (and its equilibrium torques asked of the worker); equilibrium torques that
-        arrived since the last call."""
+    def steps(self, kd, result, s, wrenches, stamp):
+        """The contact mechanics of a tick (arguments as :meth:`update`) as a generator of
+        steps, each at most ~0.3 ms on iCub, so that the caller can take its inputs between
+        them: publish the equilibrium torques the worker has answered; :meth:`update`; when
+        due, publish the support (:meth:`publish_support`); ask the worker for its
+        equilibrium torques."""
         self.collect()
+        yield
+        self.update(kd, result, s, wrenches, stamp)
+        if not self._fresh:
+            return
+        yield
+        self.publish_support()
+        if self._support.contacts:
+            yield
+            self._request_torques(self._stamp, self._support)
+
+    def publish_support(self):
+        """~/support_polygon and ~/stability_margin of the tick given to :meth:`update`, if it
+        was due."""
         if not self._fresh:
             return
         support, stamp = self._support, self._stamp
@@ -333,8 +348,6 @@ class ContactMechanics:
         if tuple(margin.active_contacts) != support.names:
             margin.active_contacts = list(support.names)
         self._margin_pub.publish(margin)
-        if support.contacts:
-            self._request_torques(stamp, support)
 
     def _due(self, t):
         """At most equilibrium_rate ticks per second of stamps ``t`` [ns] (the phase is kept;

@@ -152,7 +152,8 @@ class KinDynNode(Node):
         self._sensors = SensorThread(
             self, self._on_sensor_error, on_idle=self._serialized(self._run_deferred)) \
             if self._settings.sensor_thread else None
-        self._deferred = None     # the latest tick's deferred work (see _tick)
+        self._deferred = None     # the latest tick's deferred steps (see _run_deferred)
+        self._deferred_started = False
         self._model = self._measured = self._odometry = self._js_stamp = None
         self._js_received_ns = self._last_stamp_ns = None
         self._wrenches, self._stale = {}, set()    # latest per contact (diagnostics)
@@ -298,9 +299,9 @@ class KinDynNode(Node):
         deferred contact mechanics still pending run first, under the settings of that tick
         (dropped when the model was replaced)."""
         if reloaded:
-            self._deferred = None
+            self._deferred, self._deferred_started = None, False
         else:
-            self._run_deferred()
+            self._finish_deferred()
         self._settings, m = settings, self._model
         self._fixed_base, self._root_base = settings.base_pose, (None, None)
         if m is None:
@@ -437,22 +438,37 @@ class KinDynNode(Node):
         self._publish_markers(m, result, stamp, wrenches)
         self._measured = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
         self._stats.add(time.monotonic(), time.perf_counter() - start)
-        self._deferred = (m, result, s, wrenches, stamp)
+        if not self._deferred_started:
+            self._deferred = self._mechanics.steps(m.kd, result, s, wrenches, stamp)
         if self._sensors is None or not self._sensors.is_current():   # (timer ticks)
-            self._run_deferred()
+            self._finish_deferred()
 
     def _run_deferred(self):
-        """The contact mechanics of the latest tick (at equilibrium_rate: support polygon,
-        margin, equilibrium torques; their markers go in the next ~/markers array), work
-        that need not delay the next tick. A tick on the sensor thread leaves it to the
-        thread's idle moments (no input pending): a tick that a newer one overtakes leaves
-        its turn to that one. Any other tick runs it at once."""
-        pending, self._deferred = self._deferred, None
-        if pending is None:
-            return
-        m, result, s, wrenches, stamp = pending
-        self._mechanics.update(m.kd, result, s, wrenches, stamp)
-        self._mechanics.publish()
+        """One step of the contact mechanics of the latest tick (at equilibrium_rate:
+        support polygon, margin, equilibrium torques; their markers go in the next
+        ~/markers array), work that need not delay the next tick; True while steps remain.
+
+        A tick on the sensor thread leaves them to the thread's idle moments (no input
+        pending), one step each: a tick that a newer one overtakes before the first step
+        leaves its turn to that one; once begun, a tick's steps are finished first. Any
+        other tick runs them at once."""
+        if self._deferred is None:
+            return False
+        self._deferred_started = True
+        try:
+            next(self._deferred)
+            return True
+        except StopIteration:
+            self._deferred, self._deferred_started = None, False
+            return False
+        except Exception:        # the steps end with it (the sensor thread reports it)
+            self._deferred, self._deferred_started = None, False
+            raise
+
+    def _finish_deferred(self):
+        """Every remaining step of :meth:`_run_deferred`."""
+        while self._run_deferred():
+            pass
 
     def _new_stamp(self, stamp_ns):
         """False for a stamp already published; a stamp going backwards resets (logged)."""

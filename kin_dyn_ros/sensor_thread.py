@@ -69,7 +69,9 @@ class SensorThread:
     - ``with_info``: callbacks get ``(message, info)``, ``info`` the dict of rclpy's
       ``take_message`` (``source_timestamp``, ``received_timestamp`` [ns], ...).
     - ``on_idle()``, if given, is called on the thread each time no message is pending,
-      before it waits: for work that may wait but should not delay the callbacks.
+      before it waits: for work that may wait but should not delay the callbacks. Work done
+      in steps returns True while steps remain: the thread then takes the messages that
+      came meanwhile and calls it again, without waiting.
     """
 
     def __init__(self, node, on_error, with_info=False, on_idle=None):
@@ -121,19 +123,27 @@ class SensorThread:
         wait_set = _rclpy.WaitSet(len(subscriptions), 1, 0, 0, 0, 0, context.handle)
         # (subscription, its handle): rclpy's handle property, read once (~10 reads a tick)
         entries = [(sub, sub.handle) for sub in subscriptions]
+        more = False      # on_idle has steps left: take what came, then call it again
         while not self._stop.is_set() and context.ok():
             try:
-                self._wait(wait_set, entries, context)
+                if not more:
+                    self._wait(wait_set, entries, context)
             except Exception as exc:  # a handle destroyed under us, the context shut down
                 if not self._stop.is_set() and context.ok():
                     self._on_error(None, exc)
                 return
             self._drain(entries)
-            if self._on_idle is not None and not self._stop.is_set():
-                try:
-                    self._on_idle()
-                except Exception as exc:  # a bug in it: reported, the inputs go on
-                    self._on_error("idle", exc)
+            more = self._idle()
+
+    def _idle(self):
+        """Call ``on_idle`` (unless stopping); True when it has steps left."""
+        if self._on_idle is None or self._stop.is_set():
+            return False
+        try:
+            return bool(self._on_idle())
+        except Exception as exc:  # a bug in it: reported, the inputs go on
+            self._on_error("idle", exc)
+            return False
 
     def _wait(self, wait_set, entries, context):
         """Until a subscription has a message, stop() or at most WAIT_NS. The handles are

@@ -15,6 +15,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from std_msgs.msg import Int32, String
 
+from kin_dyn_ros import sensor_thread
 from kin_dyn_ros.sensor_thread import SensorThread
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -120,6 +121,32 @@ def test_on_idle_runs_only_when_no_message_is_pending(pair):
     assert idle_at[0] == 5 and got == list(range(5))
     assert errors == [('idle', 'deferred work failed')]
     thread.stop()
+
+
+def test_on_idle_with_steps_left_is_called_again_without_waiting(pair, monkeypatch):
+    """on_idle returning True (steps left) is called again at once, after taking what came
+    meanwhile; returning False, the thread waits for input again. The wait is made 60 s
+    long, so only the first kind of call can come without a new message."""
+    monkeypatch.setattr(sensor_thread, 'WAIT_NS', 60_000_000_000)
+    executor = pair[2]
+    got, idle_at = [], []
+
+    def on_idle():
+        idle_at.append(len(got))
+        return len(idle_at) % 3 != 0         # three steps per batch of work
+    thread, pub = wired(pair, lambda sub, exc: None, 'steps', lambda m: got.append(m.data),
+                        on_idle=on_idle)
+    thread.start()
+    try:
+        pub.publish(Int32(data=0))
+        assert spin_until(executor, lambda: len(idle_at) >= 3)
+        spin_until(executor, lambda: False, timeout_s=0.5)
+        assert idle_at == [1, 1, 1]              # no fourth call: waiting for input
+        pub.publish(Int32(data=1))
+        assert spin_until(executor, lambda: len(idle_at) >= 6)
+        assert idle_at[3:] == [2, 2, 2]
+    finally:
+        thread.stop()
 
 
 def test_with_info_gives_the_reception_time(pair):
