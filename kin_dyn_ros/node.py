@@ -438,9 +438,12 @@ class KinDynNode(Node):
         self._publish_markers(m, result, stamp, wrenches)
         self._measured = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
         self._stats.add(time.monotonic(), time.perf_counter() - start)
+        on_thread = self._sensors is not None and self._sensors.is_current()
+        if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
+            self._finish_deferred()
         if not self._deferred_started:
             self._deferred = self._mechanics.steps(m.kd, result, s, wrenches, stamp)
-        if self._sensors is None or not self._sensors.is_current():   # (timer ticks)
+        if not on_thread:
             self._finish_deferred()
 
     def _run_deferred(self):

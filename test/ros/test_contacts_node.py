@@ -209,6 +209,23 @@ def test_standing_outputs_equal_the_core(system, ref):
     np.testing.assert_allclose(rgba, INSIDE_RGBA, atol=1e-6)
 
 
+def test_timer_ticks_run_the_contact_mechanics_too(system, ref):
+    """With ``rate`` > 0 the ticks come from a timer on the executor: the contact mechanics
+    then run at once, every step, in the timer's callback."""
+    node = system.node
+    assert node.set_parameters([Parameter('rate', value=200.0)])[0].successful
+    try:
+        w_H_b, s = standing(ref, torso_pitch=0.1)
+        stamp = send(system, ref, w_H_b, s, weight_on(ref, w_H_b, s))
+        out = wait(system, stamp, ('support_polygon', 'stability_margin', 'equilibrium_torques'))
+        want = core(ref, w_H_b, s)
+        assert_polygon(out['support_polygon'], want)
+        assert_margin(out['stability_margin'], want, FEET)
+        np.testing.assert_allclose(out['equilibrium_torques'].effort, want.torques.tau, **F64)
+    finally:
+        assert node.set_parameters([Parameter('rate', value=0.0)])[0].successful
+
+
 def test_com_leaving_the_polygon_turns_red_and_back(system, ref):
     """Leaning forward (torso pitch, arms raised) with the soles still flat on z = 0 moves the
     CoM out over the toes. (Moving the base alone would move the feet with it: the polygon
