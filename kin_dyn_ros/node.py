@@ -32,6 +32,7 @@ Choices where the requirements are open:
 
 import functools
 import gc
+import inspect
 import os
 import threading
 import time
@@ -153,7 +154,6 @@ class KinDynNode(Node):
             self, self._on_sensor_error, on_idle=self._serialized(self._run_deferred)) \
             if self._settings.sensor_thread else None
         self._deferred = None     # the latest tick's deferred steps (see _run_deferred)
-        self._deferred_started = False
         self._model = self._measured = self._odometry = self._js_stamp = None
         self._js_received_ns = self._last_stamp_ns = None
         self._wrenches, self._stale = {}, set()    # latest per contact (diagnostics)
@@ -299,7 +299,7 @@ class KinDynNode(Node):
         deferred contact mechanics still pending run first, under the settings of that tick
         (dropped when the model was replaced)."""
         if reloaded:
-            self._deferred, self._deferred_started = None, False
+            self._deferred = None
         else:
             self._finish_deferred()
         self._settings, m = settings, self._model
@@ -441,7 +441,9 @@ class KinDynNode(Node):
         on_thread = self._sensors is not None and self._sensors.is_current()
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self._finish_deferred()
-        if not self._deferred_started:
+        begun = (self._deferred is not None
+                 and inspect.getgeneratorstate(self._deferred) != inspect.GEN_CREATED)
+        if not begun:     # a newer tick takes the turn of one whose steps have not begun
             self._deferred = self._mechanics.steps(m.kd, result, s, wrenches, stamp)
         if not on_thread:
             self._finish_deferred()
@@ -457,15 +459,14 @@ class KinDynNode(Node):
         other tick runs them at once."""
         if self._deferred is None:
             return False
-        self._deferred_started = True
         try:
             next(self._deferred)
             return True
         except StopIteration:
-            self._deferred, self._deferred_started = None, False
+            self._deferred = None
             return False
         except Exception:        # the steps end with it (the sensor thread reports it)
-            self._deferred, self._deferred_started = None, False
+            self._deferred = None
             raise
 
     def _finish_deferred(self):
