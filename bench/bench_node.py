@@ -8,7 +8,8 @@ Three processes on loopback DDS:
 - a publisher process (this script with ``--publish``): JointState of all 32 joints (with
   velocities and efforts, so forward dynamics runs) at the rate under test, stamped with the
   wall clock at publication, plus odometry of the root link and both foot wrenches at
-  ``--aux-rate``;
+  ``--aux-rate`` (published just before the JointState that they come with, and stamped
+  before their own publication);
 - this process: publishes the description, waits for the node's /tf_static (the model is
   loaded), receives every per-tick output as raw bytes
   (the stamp is read from the CDR header, no deserialisation) and computes, per output,
@@ -140,14 +141,16 @@ def publish(rate, duration, aux_rate, model=None):
         target = start + count * period
         if target > now:
             time.sleep(target - now)
-        stamp_ns = time.time_ns()
-        stamp = msg.header.stamp
-        stamp.sec, stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
-        if count % aux_every == 0:
-            odom.header.stamp = wrench.header.stamp = stamp
+        if count % aux_every == 0:      # first: their publication is not the JointState's
+            stamp = odom.header.stamp
+            stamp.sec, stamp.nanosec = divmod(time.time_ns(), 1_000_000_000)
+            wrench.header.stamp = stamp
             odom_pub.publish(odom)
             for pub in wrench_pubs:
                 pub.publish(wrench)
+        stamp_ns = time.time_ns()
+        stamp = msg.header.stamp
+        stamp.sec, stamp.nanosec = divmod(stamp_ns, 1_000_000_000)
         js_pub.publish(msg)
         first = stamp_ns if first is None else first
         last, count = stamp_ns, count + 1

@@ -104,12 +104,11 @@ def main():
         executor.spin_once(timeout_sec=0.05)
     gc.freeze()         # as the node's main() does: the model's objects out of collections
     mech = node._mechanics
-    hooks = (mech.update, mech.publish, mech.new_markers)
+    hooks = (mech.steps, mech.new_markers)
 
     def set_mode(mode):
         off = mode == 'off'
-        mech.update, mech.publish, mech.new_markers = (
-            (lambda *a: None, lambda *a: None, lambda: ()) if off else hooks)
+        mech.steps, mech.new_markers = (lambda *a: iter(()), lambda: None) if off else hooks
         rate = 1e6 if mode == 'every' else args.equilibrium_rate
         node.set_parameters([Parameter('equilibrium_rate', value=rate),
                              Parameter('markers_rate', value=1e6 if mode == 'markers' else 30.0)])
@@ -128,13 +127,14 @@ def main():
             sec, nsec = divmod(t_ns, 1_000_000_000)
             for msg in (js, odom, *wrenches.values()):
                 msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
-            node._on_odometry(serialize_message(odom))   # as the node's raw subscriptions
-            for c, msg in wrenches.items():
-                node._on_wrench(c, serialize_message(msg))
             data = serialize_message(js)
-            t0 = time.perf_counter()
-            node._on_joint_state(data)
-            out[k] = time.perf_counter() - t0
+            with node._lock:     # as the node's sensor thread calls them (raw messages)
+                node._on_odometry(serialize_message(odom))
+                for c, msg in wrenches.items():
+                    node._on_wrench(c, serialize_message(msg))
+                t0 = time.perf_counter()
+                node._on_joint_state(data)
+                out[k] = time.perf_counter() - t0
             if k % 50 == 0:
                 executor.spin_once(timeout_sec=0.0)     # let the helper drain
         return out
