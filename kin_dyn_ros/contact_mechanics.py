@@ -47,12 +47,14 @@ Errors never leave this module: a ValueError of the core is logged (throttled) a
 contact outputs are skipped; the service answers ``success = false`` with the reason.
 """
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Point, Point32, PolygonStamped, Vector3
 from sensor_msgs.msg import JointState
-from visualization_msgs.msg import Marker, MarkerArray
+from visualization_msgs.msg import Marker
 
 from kin_dyn_ros_interfaces.msg import StabilityMargin
 from kin_dyn_ros_interfaces.srv import CheckEquilibrium
@@ -62,6 +64,8 @@ from .dynamics.contacts import (Contact, SupportPolygon, contact_poses, convex_h
                                 ground_axes, support_polygon)
 from .dynamics.equilibrium import com_equilibrium, equilibrium_torques
 from .equilibrium_worker import EquilibriumWorker
+from .markers import MarkerGroup, point_fields
+from .outputs import EffortMessage
 from .services import request_call
 from .throttle import ThrottledLogger
 
@@ -205,9 +209,9 @@ def _support(contacts, poses, com, axes, up, names):
                          bool(margin >= 0.0), com + (height - com @ up) * up)
 
 
-def _marker(frame, stamp, mid, kind, rgba, scale):
+def _marker(frame, mid, kind, rgba, scale):
     m = Marker()
-    m.header.frame_id, m.header.stamp = frame, stamp
+    m.header.frame_id = frame
     m.ns, m.id, m.type, m.action = MARKER_NS, mid, kind, Marker.ADD
     m.pose.orientation.w = 1.0
     m.scale.x, m.scale.y, m.scale.z = scale
@@ -220,19 +224,29 @@ def _point(p, cls=Point):
     return cls(x=x, y=y, z=z)
 
 
-def support_markers(frame, stamp, support):
-    """MarkerArray of ns ``support_polygon``: id 0 the closed polygon outline (DELETE when it
-    has no vertex), id 1 the CoM projection disc, green inside and red outside."""
-    outline = _marker(frame, stamp, 0, Marker.LINE_STRIP, POLYGON_RGBA, (LINE_WIDTH, 0.0, 0.0))
-    pts = [_point(p) for p in support.points]
-    if not pts:
+def _support_prototype(frame, n_points, inside):
+    """Markers of a support with an outline of ``n_points`` points (0: DELETE), its disc
+    green (``inside``) or red, and their per-tick fields (see :class:`.markers.MarkerGroup`)."""
+    outline = _marker(frame, 0, Marker.LINE_STRIP, POLYGON_RGBA, (LINE_WIDTH, 0.0, 0.0))
+    outline.points = [Point() for _ in range(n_points)]
+    if not n_points:
         outline.action = Marker.DELETE
-    else:
-        outline.points = pts + pts[:1] if len(pts) > 1 else pts * 2
-    disc = _marker(frame, stamp, 1, Marker.CYLINDER,
-                   INSIDE_RGBA if support.inside else OUTSIDE_RGBA, DISC)
-    disc.pose.position = _point(support.com_projection)
-    return MarkerArray(markers=[outline, disc])
+    disc = _marker(frame, 1, Marker.CYLINDER, INSIDE_RGBA if inside else OUTSIDE_RGBA, DISC)
+    doubles = point_fields([*outline.points, disc.pose.position])
+    integers = [(m.header.stamp, a) for m in (outline, disc) for a in ("sec", "nanosec")]
+    return [outline, disc], doubles, integers
+
+
+def support_markers(frame, stamp, support):
+    """:class:`.markers.MarkerGroup` of ns ``support_polygon``: id 0 the closed polygon
+    outline (DELETE when it has no vertex), id 1 the CoM projection disc, green inside and
+    red outside; world frame ``frame``, stamped ``stamp``."""
+    pts = support.points
+    outline = np.concatenate([pts, pts[:1]]) if len(pts) > 1 else np.repeat(pts, 2, axis=0)
+    key = (MARKER_NS, frame, len(outline), support.inside)
+    return MarkerGroup(key, np.concatenate([outline.ravel(), support.com_projection]),
+                       (stamp.sec, stamp.nanosec) * 2,
+                       functools.partial(_support_prototype, frame, len(outline), support.inside))
 
 
 # -- the node's part -------------------------------------------------------------------------
@@ -278,7 +292,7 @@ class ContactMechanics:
         self._polygon.header.frame_id = settings.world_frame
         self._margin = StabilityMargin()
         self._margin.header.frame_id = settings.world_frame
-        self._torques = JointState(name=[] if kd is None else list(kd.joints_name_list))
+        self._torques = EffortMessage([] if kd is None else kd.joints_name_list)
         if kd is not None:
             self._axes = ground_axes(kd.gravity)
             self._up = -kd.gravity / np.linalg.norm(kd.gravity)
@@ -385,22 +399,20 @@ class ContactMechanics:
                                              f"{res.message}")
         if res.tau is None:
             return
-        stamp = self._torques.header.stamp
-        stamp.sec, stamp.nanosec = sec, nanosec
-        self._torques.effort = float_array(res.tau)
-        self._torques_pub.publish(self._torques)
+        self._torques_pub.publish(self._torques.render(res.tau, Time(sec=sec, nanosec=nanosec)))
 
     def close(self):
         """Stop the equilibrium worker process."""
         self._worker.close()
 
     def new_markers(self):
-        """Markers of the latest support (stamped with its tick) when it is newer than the
-        last markers given, else (): for the node's next ~/markers array."""
+        """Markers of the latest support (stamped with its tick; a
+        :class:`.markers.MarkerGroup`) when it is newer than the last markers given, else
+        None: for the node's next ~/markers array."""
         if self._support is None or self._marked:
-            return ()
+            return None
         self._marked = True
-        return support_markers(self._settings.world_frame, self._stamp, self._support).markers
+        return support_markers(self._settings.world_frame, self._stamp, self._support)
 
     # -- the service -----------------------------------------------------------------------
     def _check(self, request, response):

@@ -13,14 +13,17 @@ Stable namespaces and ids (rviz keeps one marker per (ns, id)):
 
 All positions are in the world frame. On a model reload the node publishes
 :meth:`MarkerSet.delete_all` first. The contact mechanics add ns ``support_polygon`` (ids 0
-and 1, see :mod:`.contact_mechanics`) to the same array.
+and 1, see :mod:`.contact_mechanics`) to the same array, as a :class:`MarkerGroup`.
 """
+
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker, MarkerArray
 
-__all__ = ["MarkerSet", "LINEAR_SCALE", "ANGULAR_SCALE", "FORCE_SCALE"]
+__all__ = ["MarkerSet", "MarkerGroup", "LINEAR_SCALE", "ANGULAR_SCALE", "FORCE_SCALE"]
 
 LINEAR_SCALE = 0.05     # m of arrow per kg m/s
 ANGULAR_SCALE = 0.5     # m of arrow per kg m^2/s
@@ -42,6 +45,41 @@ def _marker(ns, mid, kind, frame, rgba, scale):
 
 def _point_fields(p):
     return [(p, "x"), (p, "y"), (p, "z")]
+
+
+def point_fields(points):
+    """``(object, attribute)`` of x, y, z of each geometry_msgs/Point in ``points``."""
+    return [f for p in points for f in _point_fields(p)]
+
+
+def _fill(fields, values):
+    for (obj, attr), v in zip(fields, values):
+        setattr(obj, attr, v)
+
+
+@dataclass(frozen=True)
+class MarkerGroup:
+    """Markers to append to a ~/markers array, given as the numbers of their per-tick fields
+    so that the array can be published from a serialised template (``outputs``).
+
+    ``key``: the group's message layout (hashable; the same key, the same markers but for
+    the values of the fields). ``prototype()`` builds Marker objects of that layout and names
+    their per-tick fields: ``(markers, double_fields, integer_fields)``, lists of
+    ``(object, attribute)`` as :class:`MarkerSet`'s. ``doubles`` (float64 values) and
+    ``integers`` (of the 32-bit integer fields: stamps, actions) fill those fields in order.
+    """
+
+    key: tuple
+    doubles: np.ndarray
+    integers: tuple
+    prototype: Callable
+
+    def markers(self):
+        """The Marker objects with this group's values (for publishing the message object)."""
+        markers, doubles, integers = self.prototype()
+        _fill(doubles, self.doubles.tolist())
+        _fill(integers, [int(v) for v in self.integers])
+        return markers
 
 
 class MarkerSet:
@@ -66,10 +104,9 @@ class MarkerSet:
                                (0.1, 0.8, 0.1, 1.0), arrow) for k in range(len(contacts))]
         self.array = MarkerArray(markers=[self.com, self.projection, self.linear,
                                           self.angular, *self.forces])
-        self.double_fields = [f for p in ([self.com.pose.position, self.projection.pose.position]
+        self.double_fields = point_fields([self.com.pose.position, self.projection.pose.position]
                                           + [q for m in [self.linear, self.angular, *self.forces]
                                              for q in m.points])
-                              for f in _point_fields(p)]
         self.integer_fields = ([f for m in self.array.markers
                                 for f in ((m.header.stamp, "sec"), (m.header.stamp, "nanosec"))]
                                + [(m, "action") for m in self.forces])
@@ -94,10 +131,8 @@ class MarkerSet:
     def update(self, stamp, com, momentum, forces):
         """Fill the markers of one tick (see :meth:`values`) and return the MarkerArray."""
         doubles, integers = self.values(stamp, com, momentum, forces)
-        for (obj, attr), v in zip(self.double_fields, doubles.tolist()):
-            setattr(obj, attr, v)
-        for (obj, attr), v in zip(self.integer_fields, integers):
-            setattr(obj, attr, int(v))
+        _fill(self.double_fields, doubles.tolist())
+        _fill(self.integer_fields, [int(v) for v in integers])
         return self.array
 
     @staticmethod

@@ -35,7 +35,7 @@ from .conversions import (fill_transforms, float_array, make_transform_stamped,
 from .markers import MarkerSet
 
 __all__ = ["TF_QOS", "LATCHED_QOS", "NO_SUBSCRIPTION_EVENTS", "Publishers", "TickMessages",
-           "SerializedTemplate", "static_transforms"]
+           "SerializedTemplate", "EffortMessage", "static_transforms"]
 
 TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
                     reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
@@ -99,6 +99,11 @@ def _assign(fields, values):
         else:
             setattr(obj, attr, values[k])
             k += 1
+
+
+# Templates of the markers array with a MarkerGroup kept at most (one per group layout: the
+# support polygon's has one per number of vertices, inside or outside).
+_MAX_GROUP_TEMPLATES = 64
 
 
 class SerializedTemplate:
@@ -166,6 +171,26 @@ class SerializedTemplate:
         return self._buf[:self._size].tobytes()
 
 
+class EffortMessage:
+    """sensor_msgs/JointState with joint ``names`` and an effort per joint only (torques for
+    rviz's Effort display), serialised once (see :class:`SerializedTemplate`)."""
+
+    def __init__(self, names):
+        n = len(names)
+        self.msg = JointState(name=list(names), effort=[0.0] * n)
+        self._template = SerializedTemplate(self.msg, [(self.msg, "effort", n)],
+                                            _stamp_fields(self.msg))
+
+    def render(self, effort, stamp):
+        """The message with ``effort`` (n,) stamped ``stamp`` (builtin_interfaces/Time):
+        serialised bytes, or the message object when the template is unusable."""
+        if self._template.ok:
+            return self._template.render(effort, _stamp_words(stamp))
+        self.msg.header.stamp = stamp
+        self.msg.effort = float_array(effort)
+        return self.msg
+
+
 class _SerializedTF:
     """TFMessage of N transforms, serialised once; see :class:`SerializedTemplate`."""
 
@@ -212,16 +237,14 @@ class TickMessages:
         self._momentum = SerializedTemplate(
             self.momentum, [(v, c) for v in (t.linear, t.angular) for c in "xyz"],
             _stamp_fields(self.momentum))
-        n = len(kd.joints_name_list)
-        self.gravity = JointState(name=kd.joints_name_list, effort=[0.0] * n)
-        self._gravity = SerializedTemplate(self.gravity, [(self.gravity, "effort", n)],
-                                           _stamp_fields(self.gravity))
+        self._gravity = EffortMessage(kd.joints_name_list)
         self._joints, self._representation = list(kd.joints_name_list), \
             settings.velocity_representation
         self._fd_templates = {}      # active contacts (tuple) -> template, made on first use
         self.markers = MarkerSet(world, settings.contacts)
         self._markers = SerializedTemplate(self.markers.array, self.markers.double_fields,
                                            self.markers.integer_fields)
+        self._marker_templates = {}  # MarkerGroup key -> template of the array with the group
 
     def tf(self, result, stamp, with_base):
         """/tf of the tick (serialised TFMessage bytes): parent link -> child link of every
@@ -231,15 +254,36 @@ class TickMessages:
             return self._tf_all.render(h, stamp)
         return self._tf_joints.render(result.joint_transforms, stamp)
 
-    def marker_array(self, result, stamp, forces, extra=()):
+    def marker_array(self, result, stamp, forces, extra=None):
         """~/markers of the tick (serialised bytes when possible); ``forces`` as
-        :meth:`MarkerSet.values`. ``extra``: more Marker messages for the same array (the
-        contact mechanics'); with them the message object is published (~0.1 ms more)."""
-        if extra or not self._markers.ok:
-            array = self.markers.update(stamp, result.com, result.centroidal_momentum, forces)
-            return MarkerArray(markers=[*array.markers, *extra]) if extra else array
-        return self._markers.render(*self.markers.values(stamp, result.com,
-                                                         result.centroidal_momentum, forces))
+        :meth:`MarkerSet.values`. ``extra``: a :class:`.markers.MarkerGroup` to append (the
+        contact mechanics' markers), or None. The array with a group comes from a template
+        per group layout (``extra.key``), made on its first use (~1 ms); building and
+        publishing the message objects instead costs ~0.5 ms every time."""
+        doubles, integers = self.markers.values(stamp, result.com, result.centroidal_momentum,
+                                                forces)
+        template = self._markers if extra is None else self._group_template(extra)
+        if template.ok:
+            if extra is not None:
+                doubles = np.concatenate([doubles, extra.doubles])
+                integers = [*integers, *extra.integers]
+            return template.render(doubles, integers)
+        array = self.markers.update(stamp, result.com, result.centroidal_momentum, forces)
+        return array if extra is None else MarkerArray(markers=[*array.markers,
+                                                                *extra.markers()])
+
+    def _group_template(self, group):
+        """SerializedTemplate of the markers array followed by ``group``'s layout."""
+        template = self._marker_templates.get(group.key)
+        if template is None:
+            if len(self._marker_templates) >= _MAX_GROUP_TEMPLATES:
+                self._marker_templates.clear()
+            markers, doubles, integers = group.prototype()
+            own = self.markers
+            template = self._marker_templates[group.key] = SerializedTemplate(
+                MarkerArray(markers=[*own.array.markers, *markers]),
+                own.double_fields + doubles, own.integer_fields + integers)
+        return template
 
     def com_point(self, result, stamp):
         """PointStamped of the CoM [m], world frame (serialised bytes when possible)."""
@@ -265,11 +309,7 @@ class TickMessages:
     def gravity_torques(self, result, stamp):
         """JointState with name and effort = gravity torques [N m or N] (serialised bytes
         when possible)."""
-        if self._gravity.ok:
-            return self._gravity.render(result.gravity_torques, _stamp_words(stamp))
-        self.gravity.header.stamp = stamp
-        self.gravity.effort = float_array(result.gravity_torques)
-        return self.gravity
+        return self._gravity.render(result.gravity_torques, stamp)
 
     def forward_dynamics_msg(self, result, stamp, active_contacts):
         """ForwardDynamics of the tick (result.base_acceleration must not be None);

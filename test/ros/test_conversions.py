@@ -21,6 +21,8 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
 from kin_dyn_ros import conversions as cv  # noqa: E402
+from kin_dyn_ros.contact_mechanics import (INSIDE_RGBA, OUTSIDE_RGBA, GroundSupport,  # noqa: E402
+                                           support_markers)
 from kin_dyn_ros.diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
 from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
@@ -30,7 +32,7 @@ from kin_dyn_ros_interfaces.msg import ForwardDynamics  # noqa: E402
 from kin_dyn_ros.settings import Settings, make_settings, updated_settings  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from ros_helpers import MIMIC_URDF  # noqa: E402
+from ros_helpers import MIMIC_URDF, xyz  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -303,6 +305,63 @@ def test_marker_values_and_serialised_template(icub):
                                                           forces)
     assert deserialize_message(serialize_message(plain), MarkerArray) == arr
     assert MarkerSet.delete_all(stamp, 'map').markers[0].action == Marker.DELETEALL
+
+
+@pytest.mark.parametrize('n_vertices, inside', [(0, False), (1, False), (5, True), (5, False)])
+def test_markers_with_the_support_markers_come_from_a_template(icub, n_vertices, inside):
+    """The ~/markers array with the contact mechanics' markers appended (ns support_polygon:
+    the closed outline, DELETE without vertices; the CoM projection disc, green inside and
+    red outside), from a template per layout, equals the array of message objects."""
+    contacts = ('l_sole', 'r_sole')
+    msgs = TickMessages(icub, make_settings(world_frame='map', contacts=contacts))
+    rng = np.random.default_rng(6)
+    r = icub.compute_tick(random_pose(rng), rng.normal(size=icub.NDoF), rng.normal(size=6),
+                          rng.normal(size=icub.NDoF))
+    stamp, support_stamp = Time(sec=12, nanosec=34), Time(sec=11, nanosec=990_000_000)
+    forces = [None, (np.array([1.0, 2.0, 3.0]), np.array([0.0, 0.0, 100.0]))]
+    vertices = rng.normal(size=(n_vertices, 3))
+    projection = rng.normal(size=3)
+    support = GroundSupport((), (), None, vertices, 0.0, 0.1 if inside else -0.1, inside,
+                            projection)
+    group = support_markers('map', support_stamp, support)
+    data = msgs.marker_array(r, stamp, forces, group)
+    assert isinstance(data, bytes)     # the template is in use
+    arr = deserialize_message(data, MarkerArray)
+    objects = MarkerArray(markers=[
+        *MarkerSet('map', contacts).update(stamp, r.com, r.centroidal_momentum, forces).markers,
+        *group.markers()])
+    assert deserialize_message(serialize_message(objects), MarkerArray) == arr
+    assert [(m.ns, m.id) for m in arr.markers[-2:]] == [('support_polygon', 0),
+                                                        ('support_polygon', 1)]
+    outline, disc = arr.markers[-2:]
+    assert outline.header.stamp == disc.header.stamp == support_stamp
+    assert all(m.header.stamp == stamp for m in arr.markers[:-2])
+    closed = vertices[[*range(n_vertices), 0]] if n_vertices > 1 else np.repeat(vertices, 2, 0)
+    np.testing.assert_array_equal(np.reshape([xyz(p) for p in outline.points], (-1, 3)), closed)
+    assert outline.action == (Marker.ADD if n_vertices else Marker.DELETE)
+    assert outline.type == Marker.LINE_STRIP and disc.type == Marker.CYLINDER
+    np.testing.assert_array_equal(xyz(disc.pose.position), projection)
+    np.testing.assert_allclose([disc.color.r, disc.color.g, disc.color.b, disc.color.a],
+                               INSIDE_RGBA if inside else OUTSIDE_RGBA, atol=1e-7)   # float32
+    # the same group again reuses its template; without a usable template, the objects
+    assert msgs.marker_array(r, stamp, forces, group) == data
+    assert len(msgs._marker_templates) == 1
+    msgs._marker_templates[group.key].ok = False
+    fallback = msgs.marker_array(r, stamp, forces, group)
+    assert isinstance(fallback, MarkerArray)
+    assert deserialize_message(serialize_message(fallback), MarkerArray) == arr
+
+
+def test_marker_group_templates_are_bounded(icub):
+    msgs = TickMessages(icub, make_settings(world_frame='map'))
+    r = icub.compute_tick(np.eye(4), np.zeros(icub.NDoF), np.zeros(6), np.zeros(icub.NDoF))
+    for n in range(70):
+        support = GroundSupport((), (), None, np.zeros((n, 3)), 0.0, -1.0, False, np.zeros(3))
+        arr = deserialize_message(
+            msgs.marker_array(r, Time(), [], support_markers('map', Time(), support)),
+            MarkerArray)
+        assert len(arr.markers[-2].points) == (n + 1 if n > 1 else 2 * n)
+        assert len(msgs._marker_templates) <= 64
 
 
 def test_serialised_tf_matches_the_core(icub):
