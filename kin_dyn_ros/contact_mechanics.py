@@ -65,7 +65,8 @@ from .dynamics.contacts import (Contact, SupportPolygon, contact_poses, convex_h
 from .dynamics.equilibrium import com_equilibrium, equilibrium_torques
 from .equilibrium_worker import EquilibriumWorker
 from .markers import MarkerGroup, point_fields
-from .outputs import EffortMessage
+from .outputs import (EffortMessage, SerializedTemplate, TemplateCache, stamp_fields,
+                      stamp_words)
 from .services import request_call
 from .throttle import ThrottledLogger
 
@@ -77,7 +78,7 @@ except ImportError:  # Humble
 __all__ = ["DEFAULT_POINTS", "DEFAULT_NORMAL", "DEFAULT_FRICTION", "CONTACT_PARAMETERS",
            "contact_parameter",
            "contact_geometry", "make_contact", "normal_force", "GroundSupport",
-           "ground_support", "support_markers", "ContactMechanics"]
+           "ground_support", "support_markers", "SupportMessages", "ContactMechanics"]
 
 DEFAULT_POINTS = (0.0, 0.0, 0.0)      # the link frame's origin
 DEFAULT_NORMAL = (0.0, 0.0, 1.0)
@@ -249,6 +250,54 @@ def support_markers(frame, stamp, support):
                        functools.partial(_support_prototype, frame, len(outline), support.inside))
 
 
+class SupportMessages:
+    """~/support_polygon and ~/stability_margin of a :class:`GroundSupport` in world frame
+    ``frame``: serialised bytes from a template per layout (the polygon's number of points;
+    the margin's active contacts and inside flag), else the message objects."""
+
+    def __init__(self, frame):
+        self._frame = frame
+        self._polygons, self._margins = TemplateCache(), TemplateCache()
+
+    def polygon(self, support, stamp):
+        """PolygonStamped: the support polygon's vertices (float32) in the world frame."""
+        points = support.points
+        template = self._polygons.get(len(points), lambda: self._polygon(len(points)))
+        if template.ok:
+            return template.render((), stamp_words(stamp), points)
+        msg = template.msg
+        msg.header.stamp = stamp
+        msg.polygon.points = [Point32(x=x, y=y, z=z) for x, y, z in points.tolist()]
+        return msg
+
+    def _polygon(self, n_points):
+        msg = PolygonStamped()
+        msg.header.frame_id = self._frame
+        msg.polygon.points = [Point32() for _ in range(n_points)]
+        floats = [(p, c) for p in msg.polygon.points for c in "xyz"]
+        return SerializedTemplate(msg, [], stamp_fields(msg), floats=floats)
+
+    def margin(self, support, stamp):
+        """StabilityMargin: margin, inside, CoM projection and active contacts."""
+        key = (support.names, support.inside)
+        template = self._margins.get(key, lambda: self._margin(*key))
+        values = np.concatenate([[support.margin], support.com_projection])
+        if template.ok:
+            return template.render(values, stamp_words(stamp))
+        msg = template.msg
+        msg.header.stamp = stamp
+        msg.margin, p = values[0].item(), msg.com_projection
+        p.x, p.y, p.z = values[1:].tolist()
+        return msg
+
+    def _margin(self, names, inside):
+        msg = StabilityMargin(inside=inside, active_contacts=list(names))
+        msg.header.frame_id = self._frame
+        p = msg.com_projection
+        doubles = [(msg, "margin"), (p, "x"), (p, "y"), (p, "z")]
+        return SerializedTemplate(msg, doubles, stamp_fields(msg))
+
+
 # -- the node's part -------------------------------------------------------------------------
 class ContactMechanics:
     """Publishers, per-tick support and the ``~/check_equilibrium`` service of one node.
@@ -288,10 +337,7 @@ class ContactMechanics:
         self._contacts = {} if kd is None else {c: make_contact(geometry[c]) for c in names}
         self._support = self._next_ns = self._state = self._stamp = None
         self._fresh = self._marked = False
-        self._polygon = PolygonStamped()
-        self._polygon.header.frame_id = settings.world_frame
-        self._margin = StabilityMargin()
-        self._margin.header.frame_id = settings.world_frame
+        self._messages = SupportMessages(settings.world_frame)
         self._torques = EffortMessage([] if kd is None else kd.joints_name_list)
         if kd is not None:
             self._axes = ground_axes(kd.gravity)
@@ -308,17 +354,19 @@ class ContactMechanics:
         if not self._contacts or not self._due(stamp_to_ns(stamp)):
             return
         try:
-            poses, index = result.world_H_frames, kd.model.frame_index
+            pose, index = result.world_H_frame, kd.model.frame_index
             threshold = self._settings.contact_force_threshold
             active, names, links = [], [], []
             for name, contact, i in self._frames:
                 wrench = wrenches.get(name)
-                if wrench is not None and normal_force(contact, poses[i],
-                                                       poses[index[wrench[0]]][:3, :3],
-                                                       wrench[1][:3]) > threshold:
+                if wrench is None:
+                    continue
+                link = pose(i)
+                if normal_force(contact, link, pose(index[wrench[0]])[:3, :3],
+                                wrench[1][:3]) > threshold:
                     active.append(contact)
                     names.append(name)
-                    links.append(poses[i])
+                    links.append(link)
             self._support = _support(tuple(active), links, result.com, self._axes, self._up,
                                      tuple(names))
         except ValueError as exc:
@@ -349,19 +397,8 @@ class ContactMechanics:
         was due."""
         if not self._fresh:
             return
-        support, stamp = self._support, self._stamp
-        msg = self._polygon
-        msg.header.stamp = stamp
-        msg.polygon.points = [Point32(x=x, y=y, z=z) for x, y, z in support.points.tolist()]
-        self._polygon_pub.publish(msg)
-        margin = self._margin
-        margin.header.stamp = stamp
-        margin.margin, margin.inside = float(support.margin), support.inside
-        p = margin.com_projection
-        p.x, p.y, p.z = support.com_projection.tolist()
-        if tuple(margin.active_contacts) != support.names:
-            margin.active_contacts = list(support.names)
-        self._margin_pub.publish(margin)
+        self._polygon_pub.publish(self._messages.polygon(self._support, self._stamp))
+        self._margin_pub.publish(self._messages.margin(self._support, self._stamp))
 
     def _due(self, t):
         """At most equilibrium_rate ticks per second of stamps ``t`` [ns] (the phase is kept;

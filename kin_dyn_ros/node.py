@@ -576,8 +576,8 @@ class KinDynNode(Node):
         if wrench is None:
             return None
         frame, w = wrench
-        poses, index = result.world_H_frames, m.kd.model.frame_index
-        return poses[index[contact]][:3, 3], poses[index[frame]][:3, :3] @ w[:3]
+        pose, index = result.world_H_frame, m.kd.model.frame_index
+        return pose(index[contact])[:3, 3], pose(index[frame])[:3, :3] @ w[:3]
 
     # -- diagnostics, services, parameters -------------------------------------------------
     def destroy_node(self):

@@ -35,7 +35,8 @@ from .conversions import (fill_transforms, float_array, make_transform_stamped,
 from .markers import MarkerSet
 
 __all__ = ["TF_QOS", "LATCHED_QOS", "NO_SUBSCRIPTION_EVENTS", "Publishers", "TickMessages",
-           "SerializedTemplate", "EffortMessage", "static_transforms"]
+           "SerializedTemplate", "TemplateCache", "EffortMessage", "stamp_fields", "stamp_words",
+           "static_transforms"]
 
 TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
                     reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
@@ -101,24 +102,19 @@ def _assign(fields, values):
             k += 1
 
 
-# Templates of the markers array with a MarkerGroup kept at most (one per group layout: the
-# support polygon's has one per number of vertices, inside or outside).
-_MAX_GROUP_TEMPLATES = 64
-
-
 class SerializedTemplate:
-    """A message serialised once (CDR bytes) whose float64 and 32-bit integer fields are
-    patched per tick, for publishing with ``publisher.publish(bytes)``.
+    """A message serialised once (CDR bytes) whose float64, 32-bit integer and float32
+    fields are patched per tick, for publishing with ``publisher.publish(bytes)``.
 
-    ``doubles`` and ``integers`` are lists of ``(object, attribute)`` inside ``msg``;
-    ``(object, attribute, k)`` in ``doubles`` is a float64 sequence field of k elements (it
-    must hold k values in ``msg`` too). Their byte offsets are found by serialising a copy
-    with a distinct random sentinel in each field. Random, not fixed: the serialiser leaves
-    alignment padding uninitialised, and that memory may still hold the sentinels of an
-    earlier template (a fixed pattern was then found twice in ~2 % of templates). ``ok`` is
-    False when no attempt works (a sentinel not found exactly once, a layout other than the
-    message's, or a non-little-endian encoding): the caller then publishes the message
-    object instead.
+    ``doubles``, ``integers`` and ``floats`` are lists of ``(object, attribute)`` inside
+    ``msg``; ``(object, attribute, k)`` in ``doubles`` is a float64 sequence field of k
+    elements (it must hold k values in ``msg`` too). Their byte offsets are found by
+    serialising a copy with a distinct random sentinel in each field. Random, not fixed: the
+    serialiser leaves alignment padding uninitialised, and that memory may still hold the
+    sentinels of an earlier template (a fixed pattern was then found twice in ~2 % of
+    templates). ``ok`` is False when no attempt works (a sentinel not found exactly once, a
+    layout other than the message's, or a non-little-endian encoding): the caller then fills
+    and publishes the message object, ``msg``, instead.
 
     ``integer_width`` k: the integer fields come in groups of k that take the same k values
     (e.g. each transform's stamp): :meth:`render` then takes those k values.
@@ -126,49 +122,76 @@ class SerializedTemplate:
 
     _ATTEMPTS = 3
 
-    def __init__(self, msg, doubles, integers, integer_width=None):
+    def __init__(self, msg, doubles, integers, integer_width=None, floats=()):
         rng = np.random.default_rng()
+        self.msg = msg
         base = serialize_message(msg)
         for _ in range(self._ATTEMPTS):
-            data, d_off, i_off, ok = self._locate(msg, doubles, integers, rng)
+            data, offsets, ok = self._locate(msg, doubles, integers, floats, rng)
             self.ok = ok and len(data) == len(base)    # same layout as the message
             if self.ok:
                 break
         self._size = len(base)
         self._buf = np.zeros(4 + 8 * -(-(self._size - 4) // 8), np.uint8)
         self._buf[:self._size] = np.frombuffer(base, np.uint8)
-        self._f64, self._u32 = self._buf[4:].view("<f8"), self._buf[4:].view("<u4")
-        self._d_idx, self._i_idx = (d_off - 4) // 8, (i_off - 4) // 4
+        payload = self._buf[4:]
+        self._f64, self._u32, self._f32 = (payload.view(t) for t in ("<f8", "<u4", "<f4"))
+        self._d_idx, self._i_idx, self._f_idx = (
+            (o - 4) // w for o, w in zip(offsets, (8, 4, 4)))
         if integer_width:
             self._i_idx = self._i_idx.reshape(-1, integer_width)
 
     @staticmethod
-    def _locate(msg, doubles, integers, rng):
-        """(sentinel bytes, double offsets, integer offsets, ok) with random sentinels."""
+    def _locate(msg, doubles, integers, floats, rng):
+        """(sentinel bytes, (double, integer, float offsets), ok) with random sentinels."""
         n_doubles = sum(f[2] if len(f) == 3 else 1 for f in doubles)
-        d_pat = _distinct(lambda: rng.uniform(1.0e299, 1.0e300, n_doubles).astype("<f8"))
-        i_pat = _distinct(lambda: rng.integers(2 ** 24, 2 ** 31, len(integers)).astype("<u4"))
-        sentinel = copy.deepcopy((msg, doubles, integers))
-        _assign(sentinel[1], d_pat.tolist())
-        _assign(sentinel[2], i_pat.tolist())
+        patterns = (
+            _distinct(lambda: rng.uniform(1.0e299, 1.0e300, n_doubles).astype("<f8")),
+            _distinct(lambda: rng.integers(2 ** 24, 2 ** 31, len(integers)).astype("<u4")),
+            _distinct(lambda: rng.uniform(1.0e37, 3.0e38, len(floats)).astype("<f4")))
+        sentinel = copy.deepcopy((msg, doubles, integers, floats))
+        for fields, pattern in zip(sentinel[1:], patterns):
+            _assign(fields, pattern.tolist())
         data = serialize_message(sentinel[0])
-        d_off = np.array([data.find(p.tobytes()) for p in d_pat], np.intp)
-        i_off = np.array([data.find(p.tobytes()) for p in i_pat], np.intp)
+        offsets = [np.array([data.find(p.tobytes()) for p in pattern], np.intp)
+                   for pattern in patterns]
         # XCDR1 aligns each primitive to its size relative to the payload (after the 4-byte
         # encapsulation header): the fields are then elements of typed views of the payload.
-        ok = (data[:2] == b"\x00\x01" and ((d_off - 4) % 8 == 0).all()
-              and ((i_off - 4) % 4 == 0).all()
-              and all(o >= 0 and data.count(p.tobytes()) == 1
-                      for o, p in zip([*d_off, *i_off], [*d_pat, *i_pat])))
-        return data, d_off, i_off, ok
+        ok = data[:2] == b"\x00\x01" and all(
+            ((off - 4) % pattern.itemsize == 0).all()
+            and all(o >= 0 and data.count(p.tobytes()) == 1 for o, p in zip(off, pattern))
+            for off, pattern in zip(offsets, patterns))
+        return data, offsets, ok
 
-    def render(self, doubles, integers):
-        """Serialised bytes with ``doubles`` (float64) and ``integers`` (int32/uint32 values
-        in [0, 2**32); the k values of every group with ``integer_width`` k) in the fields
-        given at construction, in the same order."""
+    def render(self, doubles, integers, floats=()):
+        """Serialised bytes with ``doubles`` (float64), ``integers`` (int32/uint32 values
+        in [0, 2**32); the k values of every group with ``integer_width`` k) and ``floats``
+        (float32) in the fields given at construction, in the same order."""
         self._f64[self._d_idx] = np.ravel(doubles)
         self._u32[self._i_idx] = integers if self._i_idx.ndim > 1 else np.ravel(integers)
+        if len(self._f_idx):
+            self._f32[self._f_idx] = np.ravel(floats)
         return self._buf[:self._size].tobytes()
+
+
+class TemplateCache:
+    """Serialised templates of one output, one per message layout (a hashable ``key``);
+    at most ``limit`` are kept (all are dropped when full)."""
+
+    def __init__(self, limit=64):
+        self._limit, self._templates = limit, {}
+
+    def __len__(self):
+        return len(self._templates)
+
+    def get(self, key, build):
+        """The template of ``key``, made by ``build()`` (~1 ms) when there is none."""
+        template = self._templates.get(key)
+        if template is None:
+            if len(self._templates) >= self._limit:
+                self._templates.clear()
+            template = self._templates[key] = build()
+        return template
 
 
 class EffortMessage:
@@ -179,13 +202,13 @@ class EffortMessage:
         n = len(names)
         self.msg = JointState(name=list(names), effort=[0.0] * n)
         self._template = SerializedTemplate(self.msg, [(self.msg, "effort", n)],
-                                            _stamp_fields(self.msg))
+                                            stamp_fields(self.msg))
 
     def render(self, effort, stamp):
         """The message with ``effort`` (n,) stamped ``stamp`` (builtin_interfaces/Time):
         serialised bytes, or the message object when the template is unusable."""
         if self._template.ok:
-            return self._template.render(effort, _stamp_words(stamp))
+            return self._template.render(effort, stamp_words(stamp))
         self.msg.header.stamp = stamp
         self.msg.effort = float_array(effort)
         return self.msg
@@ -210,7 +233,7 @@ class _SerializedTF:
             fill_transforms(self.msg.transforms, h, stamp)
             return self.msg
         values = np.concatenate([h[:, :3, 3], rotations_to_quaternions(h[:, :3, :3])], 1)
-        return self.template.render(values, _stamp_words(stamp))
+        return self.template.render(values, stamp_words(stamp))
 
 
 class TickMessages:
@@ -230,21 +253,21 @@ class TickMessages:
         self.com.header.frame_id = world
         p = self.com.point
         self._com = SerializedTemplate(self.com, [(p, "x"), (p, "y"), (p, "z")],
-                                       _stamp_fields(self.com))
+                                       stamp_fields(self.com))
         self.momentum = TwistStamped()
         self.momentum.header.frame_id = world
         t = self.momentum.twist
         self._momentum = SerializedTemplate(
             self.momentum, [(v, c) for v in (t.linear, t.angular) for c in "xyz"],
-            _stamp_fields(self.momentum))
+            stamp_fields(self.momentum))
         self._gravity = EffortMessage(kd.joints_name_list)
         self._joints, self._representation = list(kd.joints_name_list), \
             settings.velocity_representation
-        self._fd_templates = {}      # active contacts (tuple) -> template, made on first use
+        self._fd_templates = TemplateCache()     # per set of active contacts
         self.markers = MarkerSet(world, settings.contacts)
         self._markers = SerializedTemplate(self.markers.array, self.markers.double_fields,
                                            self.markers.integer_fields)
-        self._marker_templates = {}  # MarkerGroup key -> template of the array with the group
+        self._marker_templates = TemplateCache()   # the array with a MarkerGroup, per layout
 
     def tf(self, result, stamp, with_base):
         """/tf of the tick (serialised TFMessage bytes): parent link -> child link of every
@@ -262,7 +285,8 @@ class TickMessages:
         publishing the message objects instead costs ~0.5 ms every time."""
         doubles, integers = self.markers.values(stamp, result.com, result.centroidal_momentum,
                                                 forces)
-        template = self._markers if extra is None else self._group_template(extra)
+        template = self._markers if extra is None else self._marker_templates.get(
+            extra.key, lambda: self._group_template(extra))
         if template.ok:
             if extra is not None:
                 doubles = np.concatenate([doubles, extra.doubles])
@@ -274,21 +298,15 @@ class TickMessages:
 
     def _group_template(self, group):
         """SerializedTemplate of the markers array followed by ``group``'s layout."""
-        template = self._marker_templates.get(group.key)
-        if template is None:
-            if len(self._marker_templates) >= _MAX_GROUP_TEMPLATES:
-                self._marker_templates.clear()
-            markers, doubles, integers = group.prototype()
-            own = self.markers
-            template = self._marker_templates[group.key] = SerializedTemplate(
-                MarkerArray(markers=[*own.array.markers, *markers]),
-                own.double_fields + doubles, own.integer_fields + integers)
-        return template
+        markers, doubles, integers = group.prototype()
+        own = self.markers
+        return SerializedTemplate(MarkerArray(markers=[*own.array.markers, *markers]),
+                                  own.double_fields + doubles, own.integer_fields + integers)
 
     def com_point(self, result, stamp):
         """PointStamped of the CoM [m], world frame (serialised bytes when possible)."""
         if self._com.ok:
-            return self._com.render(result.com, _stamp_words(stamp))
+            return self._com.render(result.com, stamp_words(stamp))
         self.com.header.stamp = stamp
         p = self.com.point
         p.x, p.y, p.z = result.com.tolist()
@@ -298,7 +316,7 @@ class TickMessages:
         """TwistStamped: linear = m v_com [kg m/s], angular = angular momentum about the
         CoM [kg m^2/s], world axes (serialised bytes when possible)."""
         if self._momentum.ok:
-            return self._momentum.render(result.centroidal_momentum, _stamp_words(stamp))
+            return self._momentum.render(result.centroidal_momentum, stamp_words(stamp))
         self.momentum.header.stamp = stamp
         lx, ly, lz, ax, ay, az = result.centroidal_momentum.tolist()
         t = self.momentum.twist
@@ -315,12 +333,10 @@ class TickMessages:
         """ForwardDynamics of the tick (result.base_acceleration must not be None);
         serialised bytes when possible, from a template per set of ``active_contacts``."""
         names = tuple(active_contacts)
-        template = self._fd_templates.get(names)
-        if template is None:
-            template = self._fd_templates[names] = self._fd_template(names)
+        template = self._fd_templates.get(names, lambda: self._fd_template(names))
         if template.ok:
             values = np.concatenate([result.base_acceleration, result.joint_accelerations])
-            return template.render(values, _stamp_words(stamp))
+            return template.render(values, stamp_words(stamp))
         msg = template.msg
         msg.header.stamp = stamp
         lx, ly, lz, ax, ay, az = result.base_acceleration.tolist()
@@ -331,8 +347,8 @@ class TickMessages:
         return msg
 
     def _fd_template(self, names):
-        """SerializedTemplate (with its message as ``.msg``) of ForwardDynamics with
-        active_contacts ``names``: the 6 base then n joint accelerations, the stamp."""
+        """SerializedTemplate of ForwardDynamics with active_contacts ``names``: the 6 base
+        then n joint accelerations, the stamp."""
         msg = ForwardDynamics(representation=self._representation, joint_names=self._joints,
                               active_contacts=list(names),
                               joint_accelerations=[0.0] * len(self._joints))
@@ -340,17 +356,16 @@ class TickMessages:
         doubles = [(a.linear, "x"), (a.linear, "y"), (a.linear, "z"),
                    (a.angular, "x"), (a.angular, "y"), (a.angular, "z"),
                    (msg, "joint_accelerations", len(self._joints))]
-        template = SerializedTemplate(msg, doubles, _stamp_fields(msg))
-        template.msg = msg
-        return template
+        return SerializedTemplate(msg, doubles, stamp_fields(msg))
 
 
-def _stamp_fields(msg):
+def stamp_fields(msg):
+    """The (object, attribute) of sec and nanosec of ``msg.header.stamp``."""
     stamp = msg.header.stamp
     return [(stamp, "sec"), (stamp, "nanosec")]
 
 
-def _stamp_words(stamp):
+def stamp_words(stamp):
     """A builtin_interfaces/Time as two 32-bit words (sec modulo 2**32: it is an int32)."""
     return (stamp.sec % 2 ** 32, stamp.nanosec)
 

@@ -46,7 +46,8 @@ class TickResult:
     - ``joint_transforms`` (n, 4, 4): parent_link_H_child_link of each joint of
       ``joint_names`` (= ``joints_name_list``), what /tf carries; ``base_pose`` (4, 4) w_H_b.
     - ``world_H_frames`` (F, 4, 4): world pose of every link, ordered as ``frame_names``
-      (computed on first access).
+      (computed on first access); ``world_H_frame(k)`` (4, 4) the pose of link
+      ``frame_names[k]`` alone.
     - ``com`` (3,) and ``com_velocity`` (3,): world frame [m, m/s].
     - ``centroidal_momentum`` (6,): [m v_com; angular momentum about the CoM], world axes.
     - ``gravity_torques`` (n,): joint part of ``gravity_term`` [N m or N].
@@ -68,10 +69,17 @@ class TickResult:
     representation: Representations
     forward_dynamics_error: str = ""
     _frame_poses: object = field(repr=False, default=None)
+    _frame_pose: object = field(repr=False, default=None)
 
     @cached_property
     def world_H_frames(self):
         return self._frame_poses()
+
+    def world_H_frame(self, index):
+        """World pose (4, 4) of link ``frame_names[index]``, without computing the others'."""
+        if "world_H_frames" in self.__dict__:
+            return self.world_H_frames[index]
+        return self._frame_pose(index)
 
 
 class KinDynComputations:
@@ -407,12 +415,17 @@ class KinDynComputations:
                           (model.link_H_joint @ kin.local).take(model.internal, axis=0), w_H_b,
                           com + kin.base_position, total[:3] / self._total_mass, momentum,
                           gravity, base_acc, joint_acc, self.rep, fd_error,
-                          lambda: self._world_frames(kin))
+                          lambda: self._world_frames(kin), lambda k: self._world_frame(kin, k))
 
     def _world_frames(self, kin):
         poses = kin.poses[self.model.frame_body] @ self.model.body_H_frame
         poses[:, :3, 3] += kin.base_position
         return poses
+
+    def _world_frame(self, kin, idx):
+        pose = self._c_pose(kin, idx)
+        pose[:3, 3] += kin.base_position
+        return pose
 
     def _frame_wrenches(self, kin, frame_wrenches):
         """{link: (expressed_frame, w)} -> (N, 6) wrenches per body, about C's origin."""

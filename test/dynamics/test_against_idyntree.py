@@ -123,6 +123,9 @@ class TestAgainstIDynTree:
 
         tick = kd.compute_tick(*kin, tau=st.tau, frame_wrenches=frame_wrenches)
         assert tuple(tick.frame_names) == tuple(kd.frame_names)
+        for k in (0, len(case.links) - 1):      # one link's pose alone, before all of them
+            assert_close(tick.world_H_frame(k), ref.forward_kinematics(tick.frame_names[k], st.w_H_b, st.s),
+                         f"tick world_H_frame({k})", RTOL)
         poses = np.asarray(tick.world_H_frames)
         assert poses.shape == (len(case.links), 4, 4)
         for k, frame in enumerate(tick.frame_names):

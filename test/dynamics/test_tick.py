@@ -55,8 +55,11 @@ def test_tick_equals_the_standalone_calls(icub, state, representation):
     st = state
     args = (st["w_H_b"], st["s"])
     tick = icub.compute_tick(*args, st["base_vel"], st["s_dot"], st["tau"], st["wrenches"])
+    for i, name in enumerate(tick.frame_names[:5]):      # one pose alone, before all of them
+        assert_close(tick.world_H_frame(i), icub.forward_kinematics(name, *args), name)
     for i, name in enumerate(tick.frame_names):
         assert_close(tick.world_H_frames[i], icub.forward_kinematics(name, *args), name)
+        assert_close(tick.world_H_frame(i), tick.world_H_frames[i], name)
     nu = np.concatenate([st["base_vel"], st["s_dot"]])
     mass = icub.get_total_mass()
     assert_close(tick.com, icub.CoM_position(*args), "com")

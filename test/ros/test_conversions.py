@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from builtin_interfaces.msg import Time  # noqa: E402
-from geometry_msgs.msg import Pose, PointStamped, Transform, Twist, TwistStamped  # noqa: E402
+from geometry_msgs.msg import (Pose, PointStamped, PolygonStamped, Transform, Twist,  # noqa: E402
+                               TwistStamped)
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import deserialize_message, serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -22,13 +23,13 @@ from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
 from kin_dyn_ros import conversions as cv  # noqa: E402
 from kin_dyn_ros.contact_mechanics import (INSIDE_RGBA, OUTSIDE_RGBA, GroundSupport,  # noqa: E402
-                                           support_markers)
+                                           SupportMessages, support_markers)
 from kin_dyn_ros.diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
 from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
 from kin_dyn_ros.markers import ANGULAR_SCALE, FORCE_SCALE, LINEAR_SCALE, MarkerSet  # noqa: E402
 from kin_dyn_ros.outputs import SerializedTemplate, TickMessages  # noqa: E402
-from kin_dyn_ros_interfaces.msg import ForwardDynamics  # noqa: E402
+from kin_dyn_ros_interfaces.msg import ForwardDynamics, StabilityMargin  # noqa: E402
 from kin_dyn_ros.settings import Settings, make_settings, updated_settings  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -346,10 +347,40 @@ def test_markers_with_the_support_markers_come_from_a_template(icub, n_vertices,
     # the same group again reuses its template; without a usable template, the objects
     assert msgs.marker_array(r, stamp, forces, group) == data
     assert len(msgs._marker_templates) == 1
-    msgs._marker_templates[group.key].ok = False
+    msgs._marker_templates.get(group.key, None).ok = False
     fallback = msgs.marker_array(r, stamp, forces, group)
     assert isinstance(fallback, MarkerArray)
     assert deserialize_message(serialize_message(fallback), MarkerArray) == arr
+
+
+@pytest.mark.parametrize('n_points, inside', [(0, False), (1, False), (4, True), (7, False)])
+def test_support_messages_come_from_templates(monkeypatch, n_points, inside):
+    """~/support_polygon (float32 points) and ~/stability_margin from templates per layout
+    equal the message objects, and carry the support's numbers."""
+    rng = np.random.default_rng(n_points)
+    points, projection = rng.normal(size=(n_points, 3)), rng.normal(size=3)
+    names = ('l_sole', 'r_sole')[:min(n_points, 2)]
+    margin = -math.inf if not n_points else (0.25 if inside else -0.25)
+    support = GroundSupport(names, (), None, points, 0.0, margin, inside, projection)
+    stamp = Time(sec=7, nanosec=123)
+    fast, slow = SupportMessages('map'), SupportMessages('map')
+    polygon, margin_msg = fast.polygon(support, stamp), fast.margin(support, stamp)
+    assert isinstance(polygon, bytes) and isinstance(margin_msg, bytes)
+    polygon = deserialize_message(polygon, PolygonStamped)
+    margin_msg = deserialize_message(margin_msg, StabilityMargin)
+    assert polygon.header.stamp == margin_msg.header.stamp == stamp
+    assert polygon.header.frame_id == margin_msg.header.frame_id == 'map'
+    np.testing.assert_array_equal(np.reshape([xyz(p) for p in polygon.polygon.points], (-1, 3)),
+                                  points.astype(np.float32))
+    assert margin_msg.margin == margin and margin_msg.inside == inside
+    np.testing.assert_array_equal(xyz(margin_msg.com_projection), projection)
+    assert tuple(margin_msg.active_contacts) == names
+    monkeypatch.setattr(SerializedTemplate, '_locate',       # every new template unusable
+                        lambda *a: (b'\x00\x01\x00\x00', [np.zeros(0, np.intp)] * 3, False))
+    objects = slow.polygon(support, stamp), slow.margin(support, stamp)
+    assert isinstance(objects[0], PolygonStamped) and isinstance(objects[1], StabilityMargin)
+    assert deserialize_message(serialize_message(objects[0]), PolygonStamped) == polygon
+    assert deserialize_message(serialize_message(objects[1]), StabilityMargin) == margin_msg
 
 
 def test_marker_group_templates_are_bounded(icub):
@@ -390,8 +421,8 @@ def test_small_outputs_match_the_core(icub, monkeypatch, fast):
     used, as message objects; both give the core's numbers exactly, with the stamp."""
     if not fast:   # every template unusable: the message path
         monkeypatch.setattr(SerializedTemplate, '_locate',
-                            lambda *a: (b'\x00\x01\x00\x00', np.zeros(0, np.intp),
-                                        np.zeros(0, np.intp), False))
+                            lambda *a: (b'\x00\x01\x00\x00', [np.zeros(0, np.intp)] * 3,
+                                        False))
     msgs = TickMessages(icub, make_settings(world_frame='map', velocity_representation='MIXED'))
     rng = np.random.default_rng(6)
     r = icub.compute_tick(random_pose(rng), rng.normal(size=icub.NDoF), rng.normal(size=6),

@@ -69,10 +69,8 @@ def test_answer_equals_the_in_process_call(worker, icub_urdf, standing):
     key, res = wait_answer(worker)
     ref = equilibrium_torques(kd, w_H_b, s, FEET)
     assert key == 'k' and not worker.busy
-    assert res.feasible and ref.feasible
+    assert res.feasible and ref.feasible and res.message == ref.message == ''
     np.testing.assert_array_equal(res.tau, ref.tau)
-    for got, want in zip(res.forces, ref.forces):
-        np.testing.assert_array_equal(got, want)
 
 
 def test_start_runs_the_process_before_any_request(worker, icub_urdf, standing):
@@ -117,9 +115,9 @@ def test_each_request_is_solved_on_its_own_contacts(worker, icub_urdf, standing)
         assert worker.submit(key, w_H_b, s, contacts)
         got, res = wait_answer(worker)
         ref = equilibrium_torques(kd, w_H_b, s, contacts)
-        assert got == key
+        assert got == key and res.feasible == ref.feasible and res.message == ref.message
         if ref.tau is None:
-            assert res.tau is None and res.feasible == ref.feasible
+            assert res.tau is None
         else:
             np.testing.assert_array_equal(res.tau, ref.tau)
 
