@@ -38,10 +38,11 @@ before its first step leaves its turn to that one):
   contact), and id 1, a disc at the CoM's projection, green inside the polygon and red
   outside; stamped with the tick they show.
 
-Why not every tick: on iCub (bench/bench_node_contacts.py, a 2-core machine) an update costs
-~0.16 ms (polygon and margin), ~0.03 ms (their messages) and ~0.8 ms (equilibrium_torques,
-in the worker process), against a 0.35-0.45 ms tick. A rate at or above the tick rate gives
-every tick (the torques then at the rate the worker sustains).
+Why not every tick: on iCub (a 2-core machine, see the README) an update costs ~0.04 ms warm
+and ~0.22 ms in the node at 1 kHz (polygon and margin), ~0.05 ms in the node (their
+messages, from serialised templates: :class:`SupportMessages`) and ~0.44 ms warm
+(equilibrium_torques, in the worker process), against a 0.35-0.45 ms tick. A rate at or
+above the tick rate gives every tick (the torques then at the rate the worker sustains).
 
 Errors never leave this module: a ValueError of the core is logged (throttled) and the tick's
 contact outputs are skipped; the service answers ``success = false`` with the reason.

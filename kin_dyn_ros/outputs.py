@@ -5,8 +5,10 @@ and only their numbers and stamps change per tick: their serialised bytes are ma
 (:class:`SerializedTemplate`) and only the numbers are patched in per tick. rclpy's
 conversion of ~33 TransformStamped to C costs ~120 us (half of the dynamics tick), a
 JointState of 32 names ~5 us; patching costs ~10 us for /tf and ~2 us for the small
-messages. Where a template cannot be used, the message objects (reused: ``publish``
-serialises synchronously) are published instead.
+messages. A message whose layout varies (the active contacts of ~/forward_dynamics, the
+support polygon's markers appended to ~/markers) has a template per layout
+(:class:`TemplateCache`, made on first use). Where a template cannot be used, the message
+objects (reused: ``publish`` serialises synchronously) are published instead.
 
 QoS: /tf KEEP_LAST 100 reliable volatile and /tf_static KEEP_LAST 1 reliable transient_local
 (tf2_ros's TransformBroadcaster and StaticTransformBroadcaster); the rest default depth 10.
