@@ -106,9 +106,12 @@ def main():
     mech = node._mechanics
     hooks = (mech.steps, mech.new_markers)
 
+    def no_steps(*_):       # a generator with no step, as ContactMechanics.steps
+        yield from ()
+
     def set_mode(mode):
         off = mode == 'off'
-        mech.steps, mech.new_markers = (lambda *a: iter(()), lambda: None) if off else hooks
+        mech.steps, mech.new_markers = (no_steps, lambda: None) if off else hooks
         rate = 1e6 if mode == 'every' else args.equilibrium_rate
         node.set_parameters([Parameter('equilibrium_rate', value=rate),
                              Parameter('markers_rate', value=1e6 if mode == 'markers' else 30.0)])
