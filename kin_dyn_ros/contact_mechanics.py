@@ -40,7 +40,7 @@ before its first step leaves its turn to that one):
 
 Why not every tick: on iCub (a 2-core machine, see the README) an update costs ~0.04 ms warm
 and ~0.22 ms in the node at 1 kHz (polygon and margin), ~0.05 ms in the node (their
-messages, from serialised templates: :class:`SupportMessages`) and ~0.44 ms warm
+messages, from serialised templates: :class:`SupportMessages`) and ~0.37 ms warm
 (equilibrium_torques, in the worker process), against a 0.35-0.45 ms tick. A rate at or
 above the tick rate gives every tick (the torques then at the rate the worker sustains).
 

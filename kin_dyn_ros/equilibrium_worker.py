@@ -1,6 +1,6 @@
 """Equilibrium torques in a worker process, so that the node's tick never waits for them.
 
-:func:`~.dynamics.equilibrium.equilibrium_torques` (an LSEI solved with NNLS) takes ~0.8 ms
+:func:`~.dynamics.equilibrium.equilibrium_torques` (an LSEI solved with NNLS) takes ~0.4 ms
 on iCub: inside a 1 kHz tick it would delay every due tick and the JointStates queued behind
 it. The node hands it to :class:`EquilibriumWorker` instead: one request in flight at a time
 and at most one waiting (a newer request replaces the waiting one, so the rate adapts to
