@@ -10,7 +10,8 @@ was computed for.
 
 The worker imports no ROS: NumPy, SciPy and :mod:`kin_dyn_ros.dynamics` only. It is started
 by :meth:`EquilibriumWorker.start` or on the first request, as
-``python -m kin_dyn_ros.equilibrium_worker FD`` (a fresh interpreter:
+``python -m kin_dyn_ros.equilibrium_worker FD`` in the directory the node imported the
+package from, so that it runs the same code (a fresh interpreter:
 never ``fork``, the node's process runs DDS threads; and not multiprocessing's ``spawn``,
 which re-runs the parent's main script in the child), talks over a socket pair with
 :class:`multiprocessing.connection.Connection` (pickled messages), exits when the node closes
@@ -70,6 +71,7 @@ def _decode_answer(answer):
     return EquilibriumAnswer(feasible, None if tau is None else np.frombuffer(tau), message)
 
 _JOIN_S = 2.0
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NICE = 10     # added to the worker's niceness (lower priority than the node's)
 
 
@@ -247,9 +249,12 @@ class EquilibriumWorker:
         self._stop()
         mine, theirs = socket.socketpair()
         with theirs:
+            # "-m" puts the working directory first on the worker's path: start it in the
+            # directory this package was imported from, so that it runs the node's own code
+            # (not another kin_dyn_ros in the node's working directory, e.g. a source tree)
             self._process = subprocess.Popen(
                 [sys.executable, "-m", __name__, str(theirs.fileno())],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=_PACKAGE_PARENT)
         self._conn = Connection(mine.detach())
         # one poll object for the connection's lifetime: Connection.poll() builds a selector
         # on every call (~20 us at 1 kHz on a 2-core machine, against ~2 us)

@@ -73,6 +73,24 @@ def test_answer_equals_the_in_process_call(worker, icub_urdf, standing):
     np.testing.assert_array_equal(res.tau, ref.tau)
 
 
+def test_the_worker_runs_the_node_s_own_code(worker, icub_urdf, standing, tmp_path,
+                                            monkeypatch):
+    """Another kin_dyn_ros in the node's working directory (e.g. a source tree beside the
+    installed package) is not what the worker runs: it is started where this one lives."""
+    kd, w_H_b, s = standing
+    other = tmp_path / 'kin_dyn_ros'
+    other.mkdir()
+    (other / '__init__.py').write_text('')
+    marker = tmp_path / 'imported'
+    (other / 'equilibrium_worker.py').write_text(f'open({str(marker)!r}, "w").close()\n')
+    monkeypatch.chdir(tmp_path)
+    worker.set_model(icub_urdf)
+    assert worker.submit('k', w_H_b, s, FEET)
+    _, res = wait_answer(worker)
+    np.testing.assert_array_equal(res.tau, equilibrium_torques(kd, w_H_b, s, FEET).tau)
+    assert not marker.exists()
+
+
 def test_start_runs_the_process_before_any_request(worker, icub_urdf, standing):
     kd, w_H_b, s = standing
     assert not worker.start() and not worker.running     # no model yet
