@@ -12,7 +12,8 @@ At ``equilibrium_rate`` [Hz, counted in JointState stamps; 0 = off], on the tick
 due, when the node has contacts (:meth:`ContactMechanics.steps`, after all the tick's
 outputs; on the node's sensor thread, one step in each moment with no input waiting, so that
 they never delay a queued JointState by more than a step: a tick that a newer one overtakes
-before its first step leaves its turn to that one):
+before its first step leaves its turn to that one, and the newest tick that came during a
+tick's steps has its turn after them):
 
 - ``~/support_polygon`` (geometry_msgs/PolygonStamped, world_frame): the convex hull of the
   active contact points projected along gravity, counter-clockwise seen from above, on the

@@ -153,7 +153,8 @@ class KinDynNode(Node):
         self._sensors = SensorThread(
             self, self._on_sensor_error, on_idle=self._serialized(self._run_deferred)) \
             if self._settings.sensor_thread else None
-        self._deferred = None     # the latest tick's deferred steps (see _run_deferred)
+        # the deferred steps of a tick, and of the newest tick after it (see _run_deferred)
+        self._deferred = self._next_deferred = None
         self._model = self._measured = self._odometry = self._js_stamp = None
         self._js_received_ns = self._last_stamp_ns = None
         self._wrenches, self._stale = {}, set()    # latest per contact (diagnostics)
@@ -299,7 +300,7 @@ class KinDynNode(Node):
         deferred contact mechanics still pending run first, under the settings of that tick
         (dropped when the model was replaced)."""
         if reloaded:
-            self._deferred = None
+            self._deferred = self._next_deferred = None
         else:
             self._finish_deferred()
         self._settings, m = settings, self._model
@@ -441,10 +442,12 @@ class KinDynNode(Node):
         on_thread = self._sensors is not None and self._sensors.is_current()
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self._finish_deferred()
-        begun = (self._deferred is not None
-                 and inspect.getgeneratorstate(self._deferred) != inspect.GEN_CREATED)
-        if not begun:     # a newer tick takes the turn of one whose steps have not begun
-            self._deferred = self._mechanics.steps(m.kd, result, s, wrenches, stamp)
+        steps = self._mechanics.steps(m.kd, result, s, wrenches, stamp)
+        if (self._deferred is not None
+                and inspect.getgeneratorstate(self._deferred) != inspect.GEN_CREATED):
+            self._next_deferred = steps     # after the begun ones, in place of an older tick
+        else:             # a newer tick takes the turn of one whose steps have not begun
+            self._deferred = steps
         if not on_thread:
             self._finish_deferred()
 
@@ -455,18 +458,19 @@ class KinDynNode(Node):
 
         A tick on the sensor thread leaves them to the thread's idle moments (no input
         pending), one step each: a tick that a newer one overtakes before the first step
-        leaves its turn to that one; once begun, a tick's steps are finished first. Any
-        other tick runs them at once."""
+        leaves its turn to that one; once begun, a tick's steps are finished first, then
+        those of the newest tick that came meanwhile (so the latest state always gets its
+        turn, also when no input follows it). Any other tick runs them at once."""
         if self._deferred is None:
             return False
         try:
             next(self._deferred)
             return True
         except StopIteration:
-            self._deferred = None
-            return False
+            self._deferred, self._next_deferred = self._next_deferred, None
+            return self._deferred is not None
         except Exception:        # the steps end with it (the sensor thread reports it)
-            self._deferred = None
+            self._deferred, self._next_deferred = self._next_deferred, None
             raise
 
     def _finish_deferred(self):

@@ -23,6 +23,7 @@ import pytest
 
 from geometry_msgs.msg import PolygonStamped  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
@@ -224,6 +225,38 @@ def test_timer_ticks_run_the_contact_mechanics_too(system, ref):
         np.testing.assert_allclose(out['equilibrium_torques'].effort, want.torques.tau, **F64)
     finally:
         assert node.set_parameters([Parameter('rate', value=0.0)])[0].successful
+
+
+def test_a_tick_during_begun_steps_has_its_turn_after_them(system, ref, monkeypatch):
+    """A JointState taken while the contact mechanics of the tick before it are under way
+    (their steps begun on the sensor thread) gets its own support once they end, even when
+    no input follows it. The callbacks are called as the sensor thread calls them (under the
+    node's lock, raw messages), so that the order is not left to the scheduler."""
+    node, rig = system.node, system.rig
+    w_H_b, s = standing(ref)
+    leaning = standing(ref, **LEANING)
+    monkeypatch.setattr(node._sensors, 'is_current', lambda: True)
+
+    def tick(pose, joints):
+        stamp = now_stamp(rig)
+        n = ref.NDoF
+        node._on_odometry(serialize_message(
+            odometry_msg('odom', 'root_link', pose, np.zeros(6), stamp)))
+        for c, (frame, w) in weight_on(ref, pose, joints).items():
+            node._on_wrench(c, serialize_message(wrench_msg(frame, w, stamp)))
+        node._on_joint_state(serialize_message(joint_state_msg(
+            ref.joints_name_list, joints, np.zeros(n), np.zeros(n), stamp)))
+        return stamp
+
+    with node._lock:
+        first = tick(*leaning)
+        assert node._run_deferred()              # its steps begin
+        second = tick(w_H_b, s)                  # comes during them
+        node._finish_deferred()
+    monkeypatch.undo()
+    out = wait(system, second)
+    assert_margin(out['stability_margin'], core(ref, w_H_b, s), FEET)
+    assert rig.find('stability_margin', first) is not None
 
 
 def test_com_leaving_the_polygon_turns_red_and_back(system, ref):
