@@ -37,6 +37,10 @@ of its root link (the foot wrenches are still published on the l_sole and r_sole
 ``--param equilibrium_rate:=0.0``; ``--node-prefix 'chrt -f 10'`` runs the node under that
 command (here: a real-time priority).
 
+``--dump FILE.json`` writes every reception (stamp and reception time per output and
+rate), to look at the ticks that make the tail (e.g. by their position among the
+odometry's every 10th messages).
+
 A line per rate gives the node's own tick duration (compute and publish, as its
 /diagnostics report it each second): mean and max. ``--probe`` also measures the machine
 beside the node, as cyclictest does: one process per CPU, pinned to it, wakes every 1 ms on
@@ -49,7 +53,7 @@ microseconds per wake-up.
 
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
         [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
-        [--node-prefix COMMAND] [--probe] [--model URDF]
+        [--node-prefix COMMAND] [--probe] [--model URDF] [--dump FILE.json]
 """
 
 import argparse
@@ -427,6 +431,9 @@ def main():
     parser.add_argument('--probe', action='store_true',
                         help="also measure the machine's own wake-up latency during each rate "
                         "(a cyclictest-like process per CPU beside the node)")
+    parser.add_argument('--dump', metavar='FILE.json',
+                        help='write every reception: {rate: {output: [[stamp ns, received '
+                        'ns], ...]}} (e.g. to find which ticks make the tail)')
     parser.add_argument('--probe-run', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--probe-cpu', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--publish', action='store_true', help=argparse.SUPPRESS)
@@ -462,12 +469,15 @@ def main():
             print(f'the node published no /tf_static in {MODEL_WAIT_S} s: no model loaded',
                   file=sys.stderr)
             return 1
-        rows = []
+        rows, records = [], {}
         for rate in args.rates:
             rows.append(measure(receiver, int(rate), args.duration, args.aux_rate,
                                 node_proc.pid, args.probe, args.model))
+            records[int(rate)] = {k: list(v) for k, v in receiver.records.items()}
             print(f'{int(rate)} Hz done', file=sys.stderr, flush=True)
         print_table(rows)
+        if args.dump:
+            pathlib.Path(args.dump).write_text(json.dumps(records))
     finally:
         if receiver is not None:
             receiver.thread.stop()
