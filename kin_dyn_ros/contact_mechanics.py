@@ -61,14 +61,13 @@ from visualization_msgs.msg import Marker
 from kin_dyn_ros_interfaces.msg import StabilityMargin
 from kin_dyn_ros_interfaces.srv import CheckEquilibrium
 
-from .conversions import float_array, stamp_to_ns
+from .conversions import float_array, stamp_fields, stamp_to_ns, stamp_words, xyz_fields
 from .dynamics.contacts import (Contact, SupportPolygon, contact_poses, convex_hull,
                                 ground_axes, support_polygon)
 from .dynamics.equilibrium import com_equilibrium, equilibrium_torques
 from .equilibrium_worker import EquilibriumWorker
-from .markers import MarkerGroup, point_fields
-from .outputs import (EffortMessage, SerializedTemplate, TemplateCache, stamp_fields,
-                      stamp_words)
+from .markers import MarkerGroup
+from .outputs import EffortMessage, SerializedTemplate, TemplateCache
 from .services import request_call
 from .throttle import ThrottledLogger
 
@@ -235,8 +234,8 @@ def _support_prototype(frame, n_points, inside):
     if not n_points:
         outline.action = Marker.DELETE
     disc = _marker(frame, 1, Marker.CYLINDER, INSIDE_RGBA if inside else OUTSIDE_RGBA, DISC)
-    doubles = point_fields([*outline.points, disc.pose.position])
-    integers = [(m.header.stamp, a) for m in (outline, disc) for a in ("sec", "nanosec")]
+    doubles = xyz_fields([*outline.points, disc.pose.position])
+    integers = stamp_fields(outline) + stamp_fields(disc)
     return [outline, disc], doubles, integers
 
 
@@ -276,8 +275,8 @@ class SupportMessages:
         msg = PolygonStamped()
         msg.header.frame_id = self._frame
         msg.polygon.points = [Point32() for _ in range(n_points)]
-        floats = [(p, c) for p in msg.polygon.points for c in "xyz"]
-        return SerializedTemplate(msg, [], stamp_fields(msg), floats=floats)
+        return SerializedTemplate(msg, [], stamp_fields(msg),
+                                  floats=xyz_fields(msg.polygon.points))
 
     def margin(self, support, stamp):
         """StabilityMargin: margin, inside, CoM projection and active contacts."""
@@ -295,8 +294,7 @@ class SupportMessages:
     def _margin(self, names, inside):
         msg = StabilityMargin(inside=inside, active_contacts=list(names))
         msg.header.frame_id = self._frame
-        p = msg.com_projection
-        doubles = [(msg, "margin"), (p, "x"), (p, "y"), (p, "z")]
+        doubles = [(msg, "margin"), *xyz_fields([msg.com_projection])]
         return SerializedTemplate(msg, doubles, stamp_fields(msg))
 
 

@@ -10,6 +10,7 @@ throttled and drops the message.
 import array
 
 import numpy as np
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, TransformStamped
 
 from .dynamics.representations import Representations, base_transform, base_transform_inverse
@@ -20,7 +21,8 @@ __all__ = [
     "pose_to_matrix", "pose_list_to_matrix", "matrix_to_pose", "transform_to_matrix",
     "make_transform_stamped", "fill_transforms", "vector_to_array", "twist_to_array",
     "finite_array", "float_array", "matrix_to_list", "list_to_matrix",
-    "stamp_to_ns", "change_base_representation", "base_state_from_odometry",
+    "stamp_to_ns", "ns_to_stamp", "stamp_words", "stamp_fields", "xyz_fields",
+    "change_base_representation", "base_state_from_odometry",
     "JointStateMerger",
 ]
 
@@ -194,6 +196,29 @@ def list_to_matrix(data, rows, cols):
 def stamp_to_ns(stamp):
     """Integer nanoseconds of a builtin_interfaces/Time."""
     return stamp.sec * 1_000_000_000 + stamp.nanosec
+
+
+def ns_to_stamp(t):
+    """builtin_interfaces/Time of integer nanoseconds ``t``."""
+    return Time(sec=t // 1_000_000_000, nanosec=t % 1_000_000_000)
+
+
+def stamp_words(stamp):
+    """A builtin_interfaces/Time as two 32-bit words (sec modulo 2**32: it is an int32)."""
+    return (stamp.sec % 2 ** 32, stamp.nanosec)
+
+
+def stamp_fields(msg):
+    """``(object, attribute)`` of sec and nanosec of ``msg.header.stamp`` (for
+    ``outputs.SerializedTemplate``)."""
+    stamp = msg.header.stamp
+    return [(stamp, "sec"), (stamp, "nanosec")]
+
+
+def xyz_fields(objects):
+    """``(object, attribute)`` of x, y, z of each Point, Point32 or Vector3 in ``objects``
+    (for ``outputs.SerializedTemplate``)."""
+    return [(o, c) for o in objects for c in "xyz"]
 
 
 def change_base_representation(nu_base, w_H_b, rep_from, rep_to):

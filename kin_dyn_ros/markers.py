@@ -23,6 +23,8 @@ import numpy as np
 from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker, MarkerArray
 
+from .conversions import stamp_fields, xyz_fields
+
 __all__ = ["MarkerSet", "MarkerGroup", "LINEAR_SCALE", "ANGULAR_SCALE", "FORCE_SCALE"]
 
 LINEAR_SCALE = 0.05     # m of arrow per kg m/s
@@ -41,15 +43,6 @@ def _marker(ns, mid, kind, frame, rgba, scale):
     if kind == Marker.ARROW:
         m.points = [Point(), Point()]
     return m
-
-
-def _point_fields(p):
-    return [(p, "x"), (p, "y"), (p, "z")]
-
-
-def point_fields(points):
-    """``(object, attribute)`` of x, y, z of each geometry_msgs/Point in ``points``."""
-    return [f for p in points for f in _point_fields(p)]
 
 
 def _fill(fields, values):
@@ -104,11 +97,10 @@ class MarkerSet:
                                (0.1, 0.8, 0.1, 1.0), arrow) for k in range(len(contacts))]
         self.array = MarkerArray(markers=[self.com, self.projection, self.linear,
                                           self.angular, *self.forces])
-        self.double_fields = point_fields([self.com.pose.position, self.projection.pose.position]
-                                          + [q for m in [self.linear, self.angular, *self.forces]
-                                             for q in m.points])
-        self.integer_fields = ([f for m in self.array.markers
-                                for f in ((m.header.stamp, "sec"), (m.header.stamp, "nanosec"))]
+        self.double_fields = xyz_fields([self.com.pose.position, self.projection.pose.position]
+                                        + [q for m in [self.linear, self.angular, *self.forces]
+                                           for q in m.points])
+        self.integer_fields = ([f for m in self.array.markers for f in stamp_fields(m)]
                                + [(m, "action") for m in self.forces])
 
     def values(self, stamp, com, momentum, forces):
@@ -130,7 +122,10 @@ class MarkerSet:
 
     def update(self, stamp, com, momentum, forces):
         """Fill the markers of one tick (see :meth:`values`) and return the MarkerArray."""
-        doubles, integers = self.values(stamp, com, momentum, forces)
+        return self.fill(*self.values(stamp, com, momentum, forces))
+
+    def fill(self, doubles, integers):
+        """The MarkerArray with the numbers of :meth:`values` written into its fields."""
         _fill(self.double_fields, doubles.tolist())
         _fill(self.integer_fields, [int(v) for v in integers])
         return self.array

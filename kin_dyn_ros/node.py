@@ -46,7 +46,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 import rclpy
-from builtin_interfaces.msg import Time
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rcl_interfaces.srv import SetParameters, SetParametersAtomically
@@ -63,8 +62,8 @@ from tf2_msgs.msg import TFMessage
 from .cdr import InputReader
 from .contact_mechanics import ContactMechanics
 from .conversions import (JointStateMerger, base_state_from_odometry,
-                          change_base_representation, finite_array, pose_list_to_matrix,
-                          stamp_to_ns)
+                          change_base_representation, finite_array, ns_to_stamp,
+                          pose_list_to_matrix, stamp_to_ns)
 from .diagnostics import InputsReport, TickStats, build_diagnostics
 from .dynamics import KinDynComputations, Representations
 from .markers import MarkerSet
@@ -368,7 +367,7 @@ class KinDynNode(Node):
             return
         self._js_received_ns = now = self._now_ns()
         zero = msg.stamp.sec == 0 and msg.stamp.nanosec == 0
-        self._js_stamp = Time(sec=now // 10 ** 9, nanosec=now % 10 ** 9) if zero else msg.stamp
+        self._js_stamp = ns_to_stamp(now) if zero else msg.stamp
         if self._settings.rate == 0:
             self._tick()
 

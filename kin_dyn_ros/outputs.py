@@ -33,12 +33,11 @@ from diagnostic_msgs.msg import DiagnosticArray
 from kin_dyn_ros_interfaces.msg import ForwardDynamics
 
 from .conversions import (fill_transforms, float_array, make_transform_stamped,
-                          rotations_to_quaternions)
+                          rotations_to_quaternions, stamp_fields, stamp_words, xyz_fields)
 from .markers import MarkerSet
 
 __all__ = ["TF_QOS", "LATCHED_QOS", "NO_SUBSCRIPTION_EVENTS", "Publishers", "TickMessages",
-           "SerializedTemplate", "TemplateCache", "EffortMessage", "stamp_fields", "stamp_words",
-           "static_transforms"]
+           "SerializedTemplate", "TemplateCache", "EffortMessage", "static_transforms"]
 
 TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
                     reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
@@ -254,14 +253,12 @@ class TickMessages:
         self.com = PointStamped()
         self.com.header.frame_id = world
         p = self.com.point
-        self._com = SerializedTemplate(self.com, [(p, "x"), (p, "y"), (p, "z")],
-                                       stamp_fields(self.com))
+        self._com = SerializedTemplate(self.com, xyz_fields([p]), stamp_fields(self.com))
         self.momentum = TwistStamped()
         self.momentum.header.frame_id = world
         t = self.momentum.twist
         self._momentum = SerializedTemplate(
-            self.momentum, [(v, c) for v in (t.linear, t.angular) for c in "xyz"],
-            stamp_fields(self.momentum))
+            self.momentum, xyz_fields([t.linear, t.angular]), stamp_fields(self.momentum))
         self._gravity = EffortMessage(kd.joints_name_list)
         self._joints, self._representation = list(kd.joints_name_list), \
             settings.velocity_representation
@@ -289,14 +286,14 @@ class TickMessages:
                                                 forces)
         template = self._markers if extra is None else self._marker_templates.get(
             extra.key, lambda: self._group_template(extra))
-        if template.ok:
-            if extra is not None:
-                doubles = np.concatenate([doubles, extra.doubles])
-                integers = [*integers, *extra.integers]
-            return template.render(doubles, integers)
-        array = self.markers.update(stamp, result.com, result.centroidal_momentum, forces)
-        return array if extra is None else MarkerArray(markers=[*array.markers,
-                                                                *extra.markers()])
+        if not template.ok:
+            array = self.markers.fill(doubles, integers)
+            return array if extra is None else MarkerArray(markers=[*array.markers,
+                                                                    *extra.markers()])
+        if extra is not None:
+            doubles = np.concatenate([doubles, extra.doubles])
+            integers = [*integers, *extra.integers]
+        return template.render(doubles, integers)
 
     def _group_template(self, group):
         """SerializedTemplate of the markers array followed by ``group``'s layout."""
@@ -359,17 +356,6 @@ class TickMessages:
                    (a.angular, "x"), (a.angular, "y"), (a.angular, "z"),
                    (msg, "joint_accelerations", len(self._joints))]
         return SerializedTemplate(msg, doubles, stamp_fields(msg))
-
-
-def stamp_fields(msg):
-    """The (object, attribute) of sec and nanosec of ``msg.header.stamp``."""
-    stamp = msg.header.stamp
-    return [(stamp, "sec"), (stamp, "nanosec")]
-
-
-def stamp_words(stamp):
-    """A builtin_interfaces/Time as two 32-bit words (sec modulo 2**32: it is an int32)."""
-    return (stamp.sec % 2 ** 32, stamp.nanosec)
 
 
 def _transform(parent, child):

@@ -10,7 +10,6 @@ from contextlib import contextmanager
 
 import numpy as np
 import rclpy
-from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, TwistStamped, WrenchStamped
 from nav_msgs.msg import Odometry
@@ -22,7 +21,8 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
 from kin_dyn_ros import spinning
-from kin_dyn_ros.conversions import matrix_to_pose, transform_to_matrix
+from kin_dyn_ros.conversions import (matrix_to_pose, ns_to_stamp, stamp_to_ns,
+                                     transform_to_matrix)
 from kin_dyn_ros.dynamics.spatial import inverse_homogeneous
 from kin_dyn_ros.node import KinDynNode
 from kin_dyn_ros.outputs import LATCHED_QOS, TF_QOS
@@ -73,14 +73,7 @@ def spin_until(executor, predicate, timeout_s=TIMEOUT_S, on_tick=None):
     return spinning.spin_until(executor, predicate, timeout_s, on_tick)
 
 
-def ns(stamp):
-    """Integer nanoseconds of a builtin_interfaces/Time."""
-    return stamp.sec * 10**9 + stamp.nanosec
-
-
-def from_ns(t):
-    """builtin_interfaces/Time of integer nanoseconds ``t``."""
-    return Time(sec=t // 10**9, nanosec=t % 10**9)
+ns, from_ns = stamp_to_ns, ns_to_stamp     # the tests' short names
 
 
 def now_stamp(rig):
