@@ -66,8 +66,9 @@ def _age(age):
 def _model_status(name, model):
     if model is None:
         return _status(f"{name}: model", ERROR, "no robot_description loaded", [])
-    robot, root, joints, frames = model
-    return _status(f"{name}: model", OK, f"{robot} loaded",
+    robot, root, joints, frames, *notes = model
+    return _status(f"{name}: model", WARN if notes else OK,
+                   "; ".join([f"{robot} loaded", *notes]),
                    [("robot", robot), ("root_link", root), ("joints", joints),
                     ("frames", frames)])
 
@@ -103,7 +104,8 @@ def _tick_status(name, summary):
 def build_diagnostics(name, stamp, model, inputs, summary):
     """DiagnosticArray of the node.
 
-    ``model``: None or (robot name, root link, joint count, frame count); ``inputs``: an
+    ``model``: None or (robot name, root link, joint count, frame count, *notes), notes
+    making the status WARN (e.g. world_frame is a frame of the model); ``inputs``: an
     :class:`InputsReport`; ``summary``: :meth:`TickStats.summary`.
     """
     msg = DiagnosticArray()

@@ -309,6 +309,8 @@ class KinDynNode(Node):
         m.kd.set_frame_velocity_representation(settings.representation)
         m.merger.set_default_position(settings.default_joint_position)
         m.messages = TickMessages(m.kd, settings)
+        if m.messages.world_link is not None and settings.publish_tf:
+            self.get_logger().error(self._world_clash_note())
         m.contacts = tuple(c for c in settings.contacts if c in m.kd.model.frame_index)
         for c in set(settings.contacts) - set(m.contacts):
             self.get_logger().error(f"contact '{c}' is not a link of the model: ignored")
@@ -597,6 +599,8 @@ class KinDynNode(Node):
             return None if ns is None else (now - ns) * 1e-9
         model = None if m is None else (m.kd.model.name, m.kd.model.root_link, m.kd.NDoF,
                                         len(m.kd.frame_names))
+        if m is not None and m.messages.world_link is not None and s.publish_tf:
+            model += (self._world_clash_note(),)
         wrenches = [(c, age(getattr(self._wrenches.get(c), "received_ns", None)),
                      c in self._stale) for c in s.contacts]
         inputs = InputsReport(age(self._js_received_ns), s.joint_state_timeout,
@@ -606,6 +610,15 @@ class KinDynNode(Node):
         self._pub.diagnostics.publish(build_diagnostics(
             self.get_name(), self.get_clock().now().to_msg(), model, inputs,
             self._stats.summary(time.monotonic())))
+
+    def _world_clash_note(self):
+        """Why world_frame -> root link is left out of /tf (world_frame is a model frame)."""
+        s, m = self._settings, self._model
+        return (f"world_frame '{s.world_frame}' is also the frame of link "
+                f"'{m.messages.world_link}' of the model: '{s.world_frame}' -> "
+                f"'{s.frame_prefix}{m.kd.model.root_link}' is not published on /tf (it would "
+                f"be a self-transform or a cycle); set world_frame or frame_prefix so that "
+                f"they differ")
 
     def _service_source(self):
         m, s = self._model, self._settings

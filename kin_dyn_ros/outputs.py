@@ -37,7 +37,8 @@ from .conversions import (fill_transforms, float_array, make_transform_stamped,
 from .markers import MarkerSet
 
 __all__ = ["TF_QOS", "LATCHED_QOS", "NO_SUBSCRIPTION_EVENTS", "Publishers", "TickMessages",
-           "SerializedTemplate", "TemplateCache", "EffortMessage", "static_transforms"]
+           "world_frame_link", "SerializedTemplate", "TemplateCache", "EffortMessage",
+           "static_transforms"]
 
 TF_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=100,
                     reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.VOLATILE)
@@ -79,6 +80,17 @@ def static_transforms(kd, prefix, stamp):
     for _, parent, child, h in kd.static_transforms:
         out[prefix + child] = make_transform_stamped(h, prefix + parent, prefix + child, stamp)
     return out
+
+
+def world_frame_link(kd, settings):
+    """The model frame whose /tf name (``frame_prefix`` + frame) is ``world_frame``, or None.
+
+    A URDF with a ``world`` link (as written for simulators) under ``world_frame: world``
+    and no prefix: world -> root link on /tf would then be a self-transform (the root) or
+    close a cycle (any other frame), which tf2 rejects or loops on."""
+    prefix, world = settings.frame_prefix, settings.world_frame
+    link = world[len(prefix):] if world.startswith(prefix) else None
+    return link if link in kd.model.frame_index else None
 
 
 def _distinct(draw):
@@ -246,6 +258,7 @@ class TickMessages:
 
     def __init__(self, kd, settings):
         prefix, world = settings.frame_prefix, settings.world_frame
+        self.world_link = world_frame_link(kd, settings)
         self.joint_tfs = [_transform(prefix + p, prefix + c) for _, p, c in kd.joint_frames]
         self.base_tf = _transform(world, prefix + kd.model.root_link)
         self._tf_joints = _SerializedTF(self.joint_tfs)
@@ -270,8 +283,9 @@ class TickMessages:
 
     def tf(self, result, stamp, with_base):
         """/tf of the tick (serialised TFMessage bytes): parent link -> child link of every
-        joint, and world -> root link when ``with_base``."""
-        if with_base:
+        joint, and world -> root link when ``with_base`` (never when the world frame is a
+        frame of the model, :attr:`world_link`: a self-transform or a cycle in the tree)."""
+        if with_base and self.world_link is None:
             h = np.concatenate([result.joint_transforms, result.base_pose[None]])
             return self._tf_all.render(h, stamp)
         return self._tf_joints.render(result.joint_transforms, stamp)

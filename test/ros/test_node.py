@@ -28,6 +28,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
 from rcl_interfaces.srv import SetParameters  # noqa: E402
+from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
@@ -553,6 +554,54 @@ def test_timer_rate_and_frame_prefix(system, ref):
         assert rig.count('tf', stamp) == 1 and rig.count('com', stamp) == 1
     finally:
         res = node.set_parameters([Parameter('rate', value=0.0),
+                                   Parameter('frame_prefix', value='')])
+        assert all(r.successful for r in res)
+
+
+def _send_in_world(system, case, world):
+    """Odometry in ``world``, wrenches and the joint state of ``case``: the tick's outputs."""
+    rig, node, stamp = system.rig, system.node, now_stamp(system.rig)
+    rig.odometry.publish(odometry_msg(world, ODOM_CHILD, case.w_H_c, case.twist_c, stamp))
+    assert rig.spin_until(lambda: node._odometry is not None
+                          and node._odometry.stamp_ns == ns(stamp))
+    send_joints(system, case, stamp)
+    return system.rig.wait_outputs(stamp, ('tf', 'com'))
+
+
+def _model_status(rig):
+    n = len(rig.received['diagnostics'])
+    assert rig.spin_until(lambda: len(rig.received['diagnostics']) > n)
+    return rig.received['diagnostics'][-1].status[0]
+
+
+def test_a_world_frame_that_is_a_model_frame_gets_no_base_tf(system, ref):
+    """world_frame naming a frame of the model (a URDF with a `world` link): world -> root on
+    /tf would be a self-transform (the root) or close a cycle (any other frame). It is left
+    out, the rest is published, and the model's diagnostic says why; a frame prefix that
+    keeps them apart brings the base tf back."""
+    node, rig = system.node, system.rig
+    joints = {(p, c) for _, p, c in ref.joint_frames}
+    try:
+        for world, prefix in (('root_link', ''), ('r1/l_sole', 'r1/')):
+            res = node.set_parameters([Parameter('world_frame', value=world),
+                                       Parameter('frame_prefix', value=prefix)])
+            assert all(r.successful for r in res)
+            out = _send_in_world(system, make_case(ref, 14), world)
+            assert set(tf_matrices(out['tf'])) == {(prefix + p, prefix + c) for p, c in joints}
+            assert out['com'].header.frame_id == world
+            status = _model_status(rig)
+            assert status.level == DiagnosticStatus.WARN, status.message
+            assert (f"world_frame '{world}' is also the frame of link '{world[len(prefix):]}'"
+                    in status.message)
+        res = node.set_parameters([Parameter('world_frame', value='l_sole'),
+                                   Parameter('frame_prefix', value='r1/')])
+        assert all(r.successful for r in res)
+        out = _send_in_world(system, make_case(ref, 15), 'l_sole')
+        assert set(tf_matrices(out['tf'])) == {('r1/' + p, 'r1/' + c) for p, c in joints} | {
+            ('l_sole', 'r1/root_link')}
+        assert _model_status(rig).level == DiagnosticStatus.OK
+    finally:
+        res = node.set_parameters([Parameter('world_frame', value='odom'),
                                    Parameter('frame_prefix', value='')])
         assert all(r.successful for r in res)
 
