@@ -317,18 +317,8 @@ class Receiver:
         self.ticks.clear()
 
 
-def cpu_seconds(pid):
-    """CPU time [s] (user + system) used so far by process ``pid`` (Linux /proc; None
-    elsewhere)."""
-    try:
-        with open(f'/proc/{pid}/stat') as f:
-            fields = f.read().rsplit(')', 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
-
-
 def measure(receiver, rate, duration, aux_rate, node_pid=None, with_probe=False, model=None):
+    from kin_dyn_ros.demo.runner import cpu_seconds   # of the node process, Linux /proc
     receiver.clear()
     cpu_before = cpu_seconds(node_pid)
     pub = subprocess.Popen([sys.executable, __file__, '--publish', '--rate', str(rate),
@@ -346,7 +336,7 @@ def measure(receiver, rate, duration, aux_rate, node_pid=None, with_probe=False,
     span = max(1, sent['last_ns'] - sent['first_ns'])
     expected = sent['sent'] * (sent['last_ns'] - first) / span
     row = {'rate': rate, 'sent': round(expected),
-           'cpu_ms': (None if cpu_before is None or cpu_after is None
+           'cpu_ms': (None if node_pid is None or np.isnan(cpu_after - cpu_before)
                       else 1e3 * (cpu_after - cpu_before) / max(1, sent['sent']))}
     for key, records in receiver.records.items():
         inside = [(s, r) for s, r in records if first <= s <= sent['last_ns']]

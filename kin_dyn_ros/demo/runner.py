@@ -471,8 +471,9 @@ def _ros_environment():
         os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
 
 
-def _cpu_seconds(pid=None):
-    """User + system CPU time [s] of a process (this one when pid is None; Linux /proc)."""
+def cpu_seconds(pid=None):
+    """User + system CPU time [s] of a process (this one when pid is None; Linux /proc; NaN
+    where it cannot be read). Also used by bench/bench_node.py."""
     if pid is None:
         t = os.times()
         return t.user + t.system
@@ -580,7 +581,7 @@ def _run_ros(options, out, motion, table, urdf, process, log_path, warnings, mod
         demo.prime()
         spin_until(executor, lambda: False, PRIME_S, step_s=0.01)
         progress = _Progress(demo, options.progress)
-        cpu0 = (_cpu_seconds(), _cpu_seconds(process.pid), time.perf_counter())
+        cpu0 = (cpu_seconds(), cpu_seconds(process.pid), time.perf_counter())
         demo.start()
         try:
             while not demo.finished:
@@ -592,8 +593,8 @@ def _run_ros(options, out, motion, table, urdf, process, log_path, warnings, mod
             warnings.append(f"interrupted after {demo.next_tick} ticks "
                             f"({demo.next_tick / options.rate:.1f} s)")
         elapsed = time.perf_counter() - cpu0[2]
-        cpu = {"demo": 100 * (_cpu_seconds() - cpu0[0]) / elapsed,
-               "node": 100 * (_cpu_seconds(process.pid) - cpu0[1]) / elapsed}
+        cpu = {"demo": 100 * (cpu_seconds() - cpu0[0]) / elapsed,
+               "node": 100 * (cpu_seconds(process.pid) - cpu0[1]) / elapsed}
         drain_end = time.monotonic() + DRAIN_S
         while time.monotonic() < drain_end:
             executor.spin_once(timeout_sec=0.01)
