@@ -309,8 +309,9 @@ class KinDynNode(Node):
         m.kd.set_frame_velocity_representation(settings.representation)
         m.merger.set_default_position(settings.default_joint_position)
         m.messages = TickMessages(m.kd, settings)
-        if m.messages.world_link is not None and settings.publish_tf:
-            self.get_logger().error(self._world_clash_note())
+        clash = self._world_clash_note()
+        if clash:
+            self.get_logger().error(clash)
         m.contacts = tuple(c for c in settings.contacts if c in m.kd.model.frame_index)
         for c in set(settings.contacts) - set(m.contacts):
             self.get_logger().error(f"contact '{c}' is not a link of the model: ignored")
@@ -599,8 +600,9 @@ class KinDynNode(Node):
             return None if ns is None else (now - ns) * 1e-9
         model = None if m is None else (m.kd.model.name, m.kd.model.root_link, m.kd.NDoF,
                                         len(m.kd.frame_names))
-        if m is not None and m.messages.world_link is not None and s.publish_tf:
-            model += (self._world_clash_note(),)
+        clash = self._world_clash_note()
+        if clash:
+            model += (clash,)
         wrenches = [(c, age(getattr(self._wrenches.get(c), "received_ns", None)),
                      c in self._stale) for c in s.contacts]
         inputs = InputsReport(age(self._js_received_ns), s.joint_state_timeout,
@@ -612,8 +614,11 @@ class KinDynNode(Node):
             self._stats.summary(time.monotonic())))
 
     def _world_clash_note(self):
-        """Why world_frame -> root link is left out of /tf (world_frame is a model frame)."""
+        """Why world_frame -> root link is left out of /tf (world_frame is a model frame
+        while /tf is published), or None."""
         s, m = self._settings, self._model
+        if m is None or m.messages.world_link is None or not s.publish_tf:
+            return None
         return (f"world_frame '{s.world_frame}' is also the frame of link "
                 f"'{m.messages.world_link}' of the model: '{s.world_frame}' -> "
                 f"'{s.frame_prefix}{m.kd.model.root_link}' is not published on /tf (it would "
