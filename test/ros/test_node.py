@@ -131,10 +131,10 @@ def add_ms(stamp, ms):
     return from_ns(ns(stamp) + int(ms * 1e6))
 
 
-def send_base_and_wrenches(system, case, stamp, wrench_stamps=None):
-    """Publish odometry and wrenches, and wait until the node holds them."""
+def send_base_and_wrenches(system, case, stamp, wrench_stamps=None, world='odom'):
+    """Publish odometry (in ``world``) and wrenches, and wait until the node holds them."""
     rig, node = system.rig, system.node
-    rig.odometry.publish(odometry_msg('odom', ODOM_CHILD, case.w_H_c, case.twist_c, stamp))
+    rig.odometry.publish(odometry_msg(world, ODOM_CHILD, case.w_H_c, case.twist_c, stamp))
     for c, (frame, w) in case.wrenches.items():
         rig.wrenches[c].publish(wrench_msg(frame, w, (wrench_stamps or {}).get(c, stamp)))
     want = {c: ns((wrench_stamps or {}).get(c, stamp)) for c in case.wrenches}
@@ -156,9 +156,9 @@ def send_joints(system, case, stamp, efforts=True):
         rig.joint_states.publish(joint_state_msg(list(joints[part]) + extra, pos, vel, eff, st))
 
 
-def send_case(system, case, keys=TICK_OUTPUTS):
+def send_case(system, case, keys=TICK_OUTPUTS, world='odom'):
     stamp = now_stamp(system.rig)
-    send_base_and_wrenches(system, case, stamp)
+    send_base_and_wrenches(system, case, stamp, world=world)
     send_joints(system, case, stamp)
     return stamp, system.rig.wait_outputs(stamp, keys)
 
@@ -167,6 +167,13 @@ def call(system, name, request):
     future = system.clients[name].call_async(request)
     assert system.rig.spin_until(future.done), f'{name}: no response'
     return future.result()
+
+
+def next_diagnostics(rig):
+    """{status name: DiagnosticStatus} of the next /diagnostics message."""
+    n = len(rig.received['diagnostics'])
+    assert rig.spin_until(lambda: len(rig.received['diagnostics']) > n)
+    return {s.name: s for s in rig.received['diagnostics'][-1].status}
 
 
 def assert_tf(msg, ref, result, base=True):
@@ -279,10 +286,7 @@ def test_every_output_matches_the_core_and_pinocchio(system, ref, pin):
 
 def test_diagnostics_report_model_inputs_and_tick_time(system, ref):
     send_case(system, make_case(ref, 2))
-    rig = system.rig
-    n = len(rig.received['diagnostics'])
-    assert rig.spin_until(lambda: len(rig.received['diagnostics']) > n)
-    status = {s.name: s for s in rig.received['diagnostics'][-1].status}
+    status = next_diagnostics(system.rig)
     assert set(status) == {'kin_dyn_node: model', 'kin_dyn_node: inputs', 'kin_dyn_node: tick'}
     model = {kv.key: kv.value for kv in status['kin_dyn_node: model'].values}
     assert model == {'robot': 'iCub', 'root_link': 'root_link', 'joints': '32', 'frames': '213'}
@@ -558,22 +562,6 @@ def test_timer_rate_and_frame_prefix(system, ref):
         assert all(r.successful for r in res)
 
 
-def _send_in_world(system, case, world):
-    """Odometry in ``world``, wrenches and the joint state of ``case``: the tick's outputs."""
-    rig, node, stamp = system.rig, system.node, now_stamp(system.rig)
-    rig.odometry.publish(odometry_msg(world, ODOM_CHILD, case.w_H_c, case.twist_c, stamp))
-    assert rig.spin_until(lambda: node._odometry is not None
-                          and node._odometry.stamp_ns == ns(stamp))
-    send_joints(system, case, stamp)
-    return system.rig.wait_outputs(stamp, ('tf', 'com'))
-
-
-def _model_status(rig):
-    n = len(rig.received['diagnostics'])
-    assert rig.spin_until(lambda: len(rig.received['diagnostics']) > n)
-    return rig.received['diagnostics'][-1].status[0]
-
-
 def test_a_world_frame_that_is_a_model_frame_gets_no_base_tf(system, ref):
     """world_frame naming a frame of the model (a URDF with a `world` link): world -> root on
     /tf would be a self-transform (the root) or close a cycle (any other frame). It is left
@@ -586,20 +574,20 @@ def test_a_world_frame_that_is_a_model_frame_gets_no_base_tf(system, ref):
             res = node.set_parameters([Parameter('world_frame', value=world),
                                        Parameter('frame_prefix', value=prefix)])
             assert all(r.successful for r in res)
-            out = _send_in_world(system, make_case(ref, 14), world)
+            _, out = send_case(system, make_case(ref, 14), ('tf', 'com'), world)
             assert set(tf_matrices(out['tf'])) == {(prefix + p, prefix + c) for p, c in joints}
             assert out['com'].header.frame_id == world
-            status = _model_status(rig)
+            status = next_diagnostics(rig)['kin_dyn_node: model']
             assert status.level == DiagnosticStatus.WARN, status.message
             assert (f"world_frame '{world}' is also the frame of link '{world[len(prefix):]}'"
                     in status.message)
         res = node.set_parameters([Parameter('world_frame', value='l_sole'),
                                    Parameter('frame_prefix', value='r1/')])
         assert all(r.successful for r in res)
-        out = _send_in_world(system, make_case(ref, 15), 'l_sole')
+        _, out = send_case(system, make_case(ref, 15), ('tf', 'com'), 'l_sole')
         assert set(tf_matrices(out['tf'])) == {('r1/' + p, 'r1/' + c) for p, c in joints} | {
             ('l_sole', 'r1/root_link')}
-        assert _model_status(rig).level == DiagnosticStatus.OK
+        assert next_diagnostics(rig)['kin_dyn_node: model'].level == DiagnosticStatus.OK
     finally:
         res = node.set_parameters([Parameter('world_frame', value='odom'),
                                    Parameter('frame_prefix', value='')])
