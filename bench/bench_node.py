@@ -318,7 +318,7 @@ class Receiver:
 
 
 def measure(receiver, rate, duration, aux_rate, node_pid=None, with_probe=False, model=None):
-    from kin_dyn_ros.demo.runner import cpu_seconds   # of the node process, Linux /proc
+    from kin_dyn_ros.process_time import cpu_seconds    # of the node process
     receiver.clear()
     cpu_before = cpu_seconds(node_pid)
     pub = subprocess.Popen([sys.executable, __file__, '--publish', '--rate', str(rate),

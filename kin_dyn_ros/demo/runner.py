@@ -52,6 +52,7 @@ from std_msgs.msg import String
 from ..conversions import float_array, matrix_to_pose
 from ..dynamics import KinDynComputations
 from ..markers import FORCE_SCALE
+from ..process_time import cpu_seconds
 from ..spinning import spin_until
 from .analysis import align
 from .motion import Motion, body_twist, wrench_in_frame
@@ -469,19 +470,6 @@ def _ros_environment():
     os.environ.setdefault("ROS_LOCALHOST_ONLY", "1")
     if not os.environ.get("ROS_DOMAIN_ID"):
         os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
-
-
-def cpu_seconds(pid=None):
-    """User + system CPU time [s] of a process (this one when pid is None; Linux /proc; NaN
-    where it cannot be read). Also used by bench/bench_node.py."""
-    if pid is None:
-        t = os.times()
-        return t.user + t.system
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return float("nan")
 
 
 def _stop(process, log_file):
