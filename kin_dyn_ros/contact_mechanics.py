@@ -380,9 +380,10 @@ class ContactMechanics:
         steps, each at most ~0.3 ms on iCub, so that the caller can take its inputs between
         them: publish the equilibrium torques the worker has answered; :meth:`update`; when
         due, publish the support (:meth:`publish_support`); ask the worker for its
-        equilibrium torques."""
-        self.collect()
-        yield
+        equilibrium torques. Most ticks are one step: no answer came and the support is not
+        due (each step costs the sensor thread a round of empty takes)."""
+        if self.collect():
+            yield
         self.update(kd, result, s, wrenches, stamp)
         if not self._fresh:
             return
@@ -419,14 +420,21 @@ class ContactMechanics:
 
     def collect(self):
         """Publish the equilibrium torques the worker has answered since the last call (never
-        blocks)."""
+        blocks). False when nothing came (a cheap check), True when an answer or an error
+        was handled."""
         try:
             answer = self._worker.poll()
         except RuntimeError as exc:
             self._log.warning("equilibrium worker", str(exc))
-            return
+            return True
         if answer is None:
-            return
+            return False
+        self._publish_answer(answer)
+        return True
+
+    def _publish_answer(self, answer):
+        """~/equilibrium_torques of a worker's ``(key, answer)`` (logged when infeasible or
+        failed)."""
         ((sec, nanosec), names), res = answer
         if isinstance(res, ValueError):
             self._log.warning("equilibrium", f"equilibrium torques skipped: {res}")

@@ -561,8 +561,8 @@ class KinDynNode(Node):
     def _publish_markers(self, m, result, stamp, wrenches):
         """~/markers, at most markers_rate per second and only while something subscribes."""
         settings, pub = self._settings, self._pub
-        if (settings.publish_markers and pub.markers.get_subscription_count()
-                and self._markers_due()):
+        if (settings.publish_markers and self._markers_due()
+                and pub.markers.get_subscription_count()):
             forces = [self._world_force(m, result, c, wrenches.get(c)) for c in settings.contacts]
             pub.markers.publish(m.messages.marker_array(result, stamp, forces,
                                                         self._mechanics.new_markers()))

@@ -16,11 +16,14 @@ import math
 import pathlib
 import re
 import sys
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+import rclpy  # noqa: E402
+from builtin_interfaces.msg import Time  # noqa: E402
 from geometry_msgs.msg import PolygonStamped  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.serialization import serialize_message  # noqa: E402
@@ -28,7 +31,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
 from kin_dyn_ros.contact_mechanics import (INSIDE_RGBA, MARKER_NS, OUTSIDE_RGBA,  # noqa: E402
-                                           ground_support)
+                                           ContactMechanics, ground_support)
 from kin_dyn_ros.conversions import matrix_to_pose  # noqa: E402
 from kin_dyn_ros.dynamics.contacts import Contact, contact_poses, support_polygon  # noqa: E402
 from kin_dyn_ros.dynamics.equilibrium import com_equilibrium, equilibrium_torques  # noqa: E402
@@ -257,6 +260,27 @@ def test_a_tick_during_begun_steps_has_its_turn_after_them(system, ref, monkeypa
     out = wait(system, second)
     assert_margin(out['stability_margin'], core(ref, w_H_b, s), FEET)
     assert rig.find('stability_margin', first) is not None
+
+
+def test_a_tick_with_nothing_to_do_is_a_single_step(system, ref):
+    """The contact mechanics of a tick whose support is not due, with no answer of the
+    worker waiting, is one step without a yield (the sensor thread goes back to waiting
+    without another round of takes); a due tick yields before publishing its support. On a
+    node of its own beside the system's, with the system's settings and no wrenches (no
+    active contact: no request to the worker, so no answer either), at 100 Hz."""
+    node = rclpy.create_node('kin_dyn_steps_probe', context=system.node.context)
+    mechanics = ContactMechanics(node, lambda: None)
+    try:
+        settings = replace(system.node._settings, equilibrium_rate=100.0)
+        mechanics.configure(ref, FEET, settings)                   # no URDF: no worker
+        w_H_b, s = standing(ref)
+        result = ref.compute_tick(w_H_b, s, np.zeros(6), np.zeros(ref.NDoF))
+        due, next_tick = Time(sec=1000), Time(sec=1000, nanosec=1000)
+        assert len(list(mechanics.steps(ref, result, s, {}, due))) == 1
+        assert list(mechanics.steps(ref, result, s, {}, next_tick)) == []
+    finally:
+        mechanics.close()
+        node.destroy_node()
 
 
 def test_com_leaving_the_polygon_turns_red_and_back(system, ref):
