@@ -41,6 +41,10 @@ command (here: a real-time priority).
 rate), to look at the ticks that make the tail (e.g. by their position among the
 odometry's every 10th messages).
 
+A rate given more than once is measured again each time against the same node
+(``--rates 1000 1000 1000 1000``): how often the target is met says more on a shared
+machine than one run, and the last line counts the runs that met it.
+
 A line per rate gives the node's own tick duration (compute and publish, as its
 /diagnostics report it each second): mean and max. ``--probe`` also measures the machine
 beside the node, as cyclictest does: one process per CPU, pinned to it, wakes every 1 ms on
@@ -379,13 +383,24 @@ def print_table(rows):
                 f"{PROBE_PERIOD_S * 1e3:g} ms)"))
     ok = [r['rate'] for r in rows if r['sustained']]
     print(f"highest sustained rate: {max(ok) if ok else 'none'} Hz")
-    for row in rows:
-        if row['rate'] == TARGET_HZ:
-            per_tick = [k for k in keys if k not in RATE_LIMITED]
-            worst = max(row[k]['p99'] for k in per_tick)
-            met = row['sustained'] and worst < TARGET_P99_MS
-            print(f"target ({TARGET_HZ} Hz, p99 < {TARGET_P99_MS} ms on every per-tick "
-                  f"output): {'met' if met else 'not met'} (worst p99 {worst:.2f} ms)")
+    runs = [row for row in rows if row['rate'] == TARGET_HZ]
+    for row in runs:
+        worst = worst_p99(row)
+        print(f"target ({TARGET_HZ} Hz, p99 < {TARGET_P99_MS} ms on every per-tick "
+              f"output): {'met' if target_met(row) else 'not met'} (worst p99 {worst:.2f} ms)")
+    if len(runs) > 1:
+        print(f"target met in {sum(map(target_met, runs))} of {len(runs)} runs at "
+              f"{TARGET_HZ} Hz")
+
+
+def worst_p99(row):
+    """The highest p99 latency [ms] of the per-tick outputs (not the rate-limited ones)."""
+    return max(row[k]['p99'] for k in OUTPUTS if k not in RATE_LIMITED)
+
+
+def target_met(row):
+    """The row (of the target rate) is sustained with every per-tick p99 under target."""
+    return row['sustained'] and worst_p99(row) < TARGET_P99_MS
 
 
 def start_node(extra_params=(), prefix=()):
@@ -423,7 +438,8 @@ def main():
                         "(a cyclictest-like process per CPU beside the node)")
     parser.add_argument('--dump', metavar='FILE.json',
                         help='write every reception: {rate: {output: [[stamp ns, received '
-                        'ns], ...]}} (e.g. to find which ticks make the tail)')
+                        'ns], ...]}} (e.g. to find which ticks make the tail); a repeated '
+                        'rate is keyed "1000#2", "1000#3", ...')
     parser.add_argument('--probe-run', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--probe-cpu', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--publish', action='store_true', help=argparse.SUPPRESS)
@@ -463,7 +479,9 @@ def main():
         for rate in args.rates:
             rows.append(measure(receiver, int(rate), args.duration, args.aux_rate,
                                 node_proc.pid, args.probe, args.model))
-            records[int(rate)] = {k: list(v) for k, v in receiver.records.items()}
+            key = str(int(rate))                  # a repeated rate: "1000#2", "1000#3", ...
+            key += f'#{sum(r["rate"] == int(rate) for r in rows)}' if key in records else ''
+            records[key] = {k: list(v) for k, v in receiver.records.items()}
             print(f'{int(rate)} Hz done', file=sys.stderr, flush=True)
         print_table(rows)
         if args.dump:
