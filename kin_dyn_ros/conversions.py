@@ -21,7 +21,7 @@ __all__ = [
     "pose_to_matrix", "pose_list_to_matrix", "matrix_to_pose", "transform_to_matrix",
     "make_transform_stamped", "fill_transforms", "vector_to_array", "twist_to_array",
     "finite_array", "float_array", "matrix_to_list", "list_to_matrix",
-    "stamp_to_ns", "ns_to_stamp", "stamp_words", "stamp_fields", "xyz_fields",
+    "stamp_to_ns", "ns_to_stamp", "stamp_words", "stamp_fields", "xyz_fields", "assign_fields",
     "change_base_representation", "base_state_from_odometry",
     "JointStateMerger",
 ]
@@ -219,6 +219,20 @@ def xyz_fields(objects):
     """``(object, attribute)`` of x, y, z of each Point, Point32 or Vector3 in ``objects``
     (for ``outputs.SerializedTemplate``)."""
     return [(o, c) for o in objects for c in "xyz"]
+
+
+def assign_fields(fields, values):
+    """Set ``fields`` ((object, attribute) or (object, attribute, k) for a sequence of k) to
+    consecutive ``values`` (as :func:`stamp_fields` and :func:`xyz_fields` name them)."""
+    k = 0
+    for field in fields:
+        obj, attr = field[:2]
+        if len(field) == 3:
+            setattr(obj, attr, values[k:k + field[2]])
+            k += field[2]
+        else:
+            setattr(obj, attr, values[k])
+            k += 1
 
 
 def change_base_representation(nu_base, w_H_b, rep_from, rep_to):

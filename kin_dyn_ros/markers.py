@@ -23,7 +23,7 @@ import numpy as np
 from geometry_msgs.msg import Point
 from visualization_msgs.msg import Marker, MarkerArray
 
-from .conversions import stamp_fields, xyz_fields
+from .conversions import assign_fields, stamp_fields, xyz_fields
 
 __all__ = ["MarkerSet", "MarkerGroup", "LINEAR_SCALE", "ANGULAR_SCALE", "FORCE_SCALE"]
 
@@ -43,11 +43,6 @@ def _marker(ns, mid, kind, frame, rgba, scale):
     if kind == Marker.ARROW:
         m.points = [Point(), Point()]
     return m
-
-
-def _fill(fields, values):
-    for (obj, attr), v in zip(fields, values):
-        setattr(obj, attr, v)
 
 
 @dataclass(frozen=True)
@@ -70,8 +65,8 @@ class MarkerGroup:
     def markers(self):
         """The Marker objects with this group's values (for publishing the message object)."""
         markers, doubles, integers = self.prototype()
-        _fill(doubles, self.doubles.tolist())
-        _fill(integers, [int(v) for v in self.integers])
+        assign_fields(doubles, self.doubles.tolist())
+        assign_fields(integers, [int(v) for v in self.integers])
         return markers
 
 
@@ -126,8 +121,8 @@ class MarkerSet:
 
     def fill(self, doubles, integers):
         """The MarkerArray with the numbers of :meth:`values` written into its fields."""
-        _fill(self.double_fields, doubles.tolist())
-        _fill(self.integer_fields, [int(v) for v in integers])
+        assign_fields(self.double_fields, doubles.tolist())
+        assign_fields(self.integer_fields, [int(v) for v in integers])
         return self.array
 
     @staticmethod

@@ -32,7 +32,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 
 from kin_dyn_ros_interfaces.msg import ForwardDynamics
 
-from .conversions import (fill_transforms, float_array, make_transform_stamped,
+from .conversions import (assign_fields, fill_transforms, float_array, make_transform_stamped,
                           rotations_to_quaternions, stamp_fields, stamp_words, xyz_fields)
 from .markers import MarkerSet
 
@@ -101,20 +101,6 @@ def _distinct(draw):
             return values
 
 
-def _assign(fields, values):
-    """Set ``fields`` ((object, attribute) or (object, attribute, k) for a sequence of k) to
-    consecutive ``values``."""
-    k = 0
-    for field in fields:
-        obj, attr = field[:2]
-        if len(field) == 3:
-            setattr(obj, attr, values[k:k + field[2]])
-            k += field[2]
-        else:
-            setattr(obj, attr, values[k])
-            k += 1
-
-
 class SerializedTemplate:
     """A message serialised once (CDR bytes) whose float64, 32-bit integer and float32
     fields are patched per tick, for publishing with ``publisher.publish(bytes)``.
@@ -164,7 +150,7 @@ class SerializedTemplate:
             _distinct(lambda: rng.uniform(1.0e37, 3.0e38, len(floats)).astype("<f4")))
         sentinel = copy.deepcopy((msg, doubles, integers, floats))
         for fields, pattern in zip(sentinel[1:], patterns):
-            _assign(fields, pattern.tolist())
+            assign_fields(fields, pattern.tolist())
         data = serialize_message(sentinel[0])
         offsets = [np.array([data.find(p.tobytes()) for p in pattern], np.intp)
                    for pattern in patterns]
@@ -234,9 +220,10 @@ class _SerializedTF:
         self.msg = TFMessage(transforms=transforms)
         doubles, ints = [], []
         for tf in transforms:
-            t, r = tf.transform.translation, tf.transform.rotation
-            doubles += [(t, "x"), (t, "y"), (t, "z"), (r, "x"), (r, "y"), (r, "z"), (r, "w")]
-            ints += [(tf.header.stamp, "sec"), (tf.header.stamp, "nanosec")]
+            r = tf.transform.rotation
+            doubles += xyz_fields([tf.transform.translation]) + [(r, "x"), (r, "y"), (r, "z"),
+                                                                 (r, "w")]
+            ints += stamp_fields(tf)
         self.template = SerializedTemplate(self.msg, doubles, ints, integer_width=2)
 
     def render(self, h, stamp):
@@ -366,9 +353,8 @@ class TickMessages:
                               active_contacts=list(names),
                               joint_accelerations=[0.0] * len(self._joints))
         a = msg.base_acceleration
-        doubles = [(a.linear, "x"), (a.linear, "y"), (a.linear, "z"),
-                   (a.angular, "x"), (a.angular, "y"), (a.angular, "z"),
-                   (msg, "joint_accelerations", len(self._joints))]
+        doubles = xyz_fields([a.linear, a.angular]) + [(msg, "joint_accelerations",
+                                                         len(self._joints))]
         return SerializedTemplate(msg, doubles, stamp_fields(msg))
 
 
