@@ -22,6 +22,8 @@ equations of motion, 1e-7 N m for torques against SLSQP (ftol 1e-14). Grid and r
 within 1e-6 m of a boundary are not classified.
 """
 
+import signal
+
 import klampt.robotsim as klampt_robotsim
 import numpy as np
 import pytest
@@ -122,10 +124,21 @@ def klampt_contacts(contacts, poses):
 
 @pytest.fixture
 def klampt_k_edges():
-    """Klamp't's friction pyramids with K edges for the test (its global default is 4)."""
+    """Klamp't's friction pyramids with K edges for the test (its global default is 4), with
+    Python's SIGINT handler in place.
+
+    Each GLPK solve of Klamp't installs a SIGINT handler through KrisLibrary's SignalHandler
+    and removes it after. When SIGINT is ignored (SIG_IGN, as in a job started in the
+    background by a non-interactive shell, e.g. a CI runner or nohup), installing it is
+    skipped but removing it still pops an empty std::list: heap corruption, then SIGABRT
+    ("munmap_chunk(): invalid pointer"), seen in CI."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     klampt_robotsim.set_friction_cone_approximation_edges(K)
-    yield
-    klampt_robotsim.set_friction_cone_approximation_edges(4)
+    try:
+        yield
+    finally:
+        klampt_robotsim.set_friction_cone_approximation_edges(4)
+        signal.signal(signal.SIGINT, previous)
 
 
 def klampt_margin(halfplanes, x):
