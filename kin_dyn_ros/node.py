@@ -50,7 +50,6 @@ from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import SetParametersResult
 from rcl_interfaces.srv import SetParameters, SetParametersAtomically
 from rclpy.exceptions import NameValidationException, ParameterException
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos_overriding_options import QoSOverridingOptions
@@ -70,6 +69,7 @@ from .markers import MarkerSet
 from .outputs import (LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, Publishers, TickMessages,
                       static_transforms)
 from .sensor_thread import SensorThread
+from .spinning import spin_until_shutdown
 from .services import DynamicsServices, MeasuredState
 from .settings import MODEL_FIELDS, declare_settings, updated_settings
 from .throttle import ThrottledLogger
@@ -687,9 +687,7 @@ def main(args=None):
         return 1
     gc.freeze()   # the model's many long-lived objects: keep them out of every collection
     try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+        spin_until_shutdown(node)
     finally:
         node.destroy_node()
         rclpy.try_shutdown()

@@ -66,6 +66,8 @@ class SensorThread:
       by a subscription's callback (the thread goes on), ``on_error("idle", exception)`` for
       one raised by ``on_idle`` (it goes on), and ``on_error(None, exception)`` when waiting
       fails other than by stop() or shutdown (the thread ends; ``running`` is then False).
+      An exception raised once the context is shut down (a publish racing Ctrl-C) is not
+      reported: the thread ends at its next wait.
     - ``with_info``: callbacks get ``(message, info)``, ``info`` the dict of rclpy's
       ``take_message`` (``source_timestamp``, ``received_timestamp`` [ns], ...).
     - ``on_idle()``, if given, is called on the thread each time no message is pending,
@@ -142,8 +144,14 @@ class SensorThread:
         try:
             return bool(self._on_idle())
         except Exception as exc:  # a bug in it: reported, the inputs go on
-            self._on_error("idle", exc)
+            self._report("idle", exc)
             return False
+
+    def _report(self, source, exc):
+        """``on_error(source, exc)``, unless the context is shut down (Ctrl-C came while a
+        callback ran: its publish failed for that)."""
+        if self._node.context.ok():
+            self._on_error(source, exc)
 
     def _wait(self, wait_set, entries, context):
         """Until a subscription has a message, stop() or at most WAIT_NS. The handles are
@@ -177,5 +185,5 @@ class SensorThread:
         try:
             sub.callback(*(taken if self._with_info else taken[:1]))
         except Exception as exc:  # a bug in a callback: reported, the inputs go on
-            self._on_error(sub, exc)
+            self._report(sub, exc)
         return True

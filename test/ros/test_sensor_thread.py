@@ -208,3 +208,35 @@ def test_the_thread_ends_when_the_context_shuts_down():
     assert not thread.running and not errors
     thread.stop()
     node.destroy_node()
+
+
+def test_a_callback_failing_after_shutdown_is_not_reported():
+    """Ctrl-C shuts the context down while a callback publishes: its error is the
+    shutdown's, not a dropped message to report; the thread ends."""
+    context = next(gen := loopback_context(166, 199))
+    node = rclpy.create_node('sensor_thread_late', context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    errors, calls = [], []
+    thread = SensorThread(node, lambda sub, exc: errors.append(str(exc)))
+    out = node.create_publisher(Int32, 'late_out', 10)
+
+    def callback(msg):
+        calls.append(msg.data)
+        if msg.data == 0:
+            raise ValueError('bad message')   # while the context is up: reported
+        context.try_shutdown()
+        out.publish(msg)                      # raises: the context is shut down
+    node.create_subscription(Int32, 'late_in', callback, 10, callback_group=thread.group)
+    pub = node.create_publisher(Int32, 'late_in', 10)
+    matched(executor, pub)
+    thread.start()
+    pub.publish(Int32(data=0))
+    assert spin_until(executor, lambda: errors == ['bad message'])
+    pub.publish(Int32(data=1))
+    thread._thread.join(5.0)
+    assert calls == [0, 1] and errors == ['bad message'] and not thread.running
+    thread.stop()
+    executor.shutdown()
+    node.destroy_node()
+    gen.close()
