@@ -46,7 +46,8 @@ A rate given more than once is measured again each time against the same node
 machine than one run, and the last line counts the runs that met it.
 
 A line per rate gives the node's own tick duration (compute and publish, as its
-/diagnostics report it each second): mean and max. ``--probe`` also measures the machine
+/diagnostics report it each second): mean and max, and the largest CPU time of its thread
+in one tick; a max far above that CPU time is a tick that waited for the CPU. ``--probe`` also measures the machine
 beside the node, as cyclictest does: one process per CPU, pinned to it, wakes every 1 ms on
 absolute deadlines at a real-time priority (SCHED_FIFO) where that is allowed and records
 how late each wake-up is. Nothing of ours runs in them, so their lateness is what the
@@ -264,7 +265,8 @@ class Receiver:
         self.with_info = hasattr(Subscription, 'CallbackType')
         self.thread = SensorThread(node, self._on_error, with_info=self.with_info)
         self.records = {key: [] for key in OUTPUTS}
-        self.ticks = []     # (stamp ns, ticks, mean [ms], max [ms]) from the node's diagnostics
+        # (stamp ns, ticks, mean [ms], max [ms], CPU max [ms]) from the node's diagnostics
+        self.ticks = []
         node.create_subscription(output_types()['diagnostics'], '/diagnostics',
                                  self._on_diagnostics, 10, callback_group=self.thread.group)
         # the node publishes /tf_static (latched) when it has loaded the model
@@ -304,16 +306,18 @@ class Receiver:
                 values = {kv.key: kv.value for kv in status.values}
                 stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
                 self.ticks.append((stamp, int(values['ticks']), float(values['mean [ms]']),
-                                   float(values['max [ms]'])))
+                                   float(values['max [ms]']), float(values['CPU max [ms]'])))
 
     def tick_summary(self, first_ns, last_ns):
-        """(mean, max) [ms] of the node's tick durations over the diagnostics whose
-        one-second window lies in [first_ns, last_ns], or None."""
+        """(mean, max, CPU max) [ms] of the node's tick durations (wall clock) and of their
+        thread CPU times over the diagnostics whose one-second window lies in
+        [first_ns, last_ns], or None."""
         inside = [t for t in self.ticks if first_ns + 1_000_000_000 <= t[0] <= last_ns and t[1]]
         if not inside:
             return None
         count = sum(t[1] for t in inside)
-        return sum(t[1] * t[2] for t in inside) / count, max(t[3] for t in inside)
+        return (sum(t[1] * t[2] for t in inside) / count, max(t[3] for t in inside),
+                max(t[4] for t in inside))
 
     def clear(self):
         for r in self.records.values():
@@ -372,7 +376,8 @@ def print_table(rows):
     for row in rows:
         tick = row['node_tick']
         print(f"{row['rate']:>9} node's own tick (compute + publish, from /diagnostics): " + (
-            'n/a' if tick is None else f'mean {tick[0]:.3f} / max {tick[1]:.2f} ms'))
+            'n/a' if tick is None else f'mean {tick[0]:.3f} / max {tick[1]:.2f} ms '
+            f'(thread CPU max {tick[2]:.2f} ms)'))
         if 'probe' in row:
             m = row['probe']
             print(f"{row['rate']:>9} machine probe: " + (

@@ -7,7 +7,9 @@ Three statuses, named ``<node>: model``, ``<node>: inputs`` and ``<node>: tick``
   time on the node's clock), the model joints never received; WARN when joint_states are
   older than joint_state_timeout, a joint is missing, odometry is missing, or a wrench is
   stale (older than wrench_timeout at the last tick) or missing.
-- tick: ticks in the last second and their mean/max duration [ms] (compute + publish).
+- tick: ticks in the last second, their mean/max duration [ms] (compute + publish, wall
+  clock) and the mean/max CPU time [ms] of the thread that ran them in that time: a tick
+  much longer than its CPU time waited for the CPU (other processes, the machine).
 """
 
 from collections import deque
@@ -21,24 +23,29 @@ OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.E
 
 
 class TickStats:
-    """Durations of the ticks of the last ``window`` seconds (monotonic clock)."""
+    """Durations and CPU times of the ticks of the last ``window`` seconds (monotonic
+    clock)."""
 
     def __init__(self, window=1.0):
         self.window = window
         self._ticks = deque()
 
-    def add(self, t, duration):
-        """Record a tick that ended at ``t`` [s] and took ``duration`` [s]."""
-        self._ticks.append((t, duration))
+    def add(self, t, duration, cpu):
+        """Record a tick that ended at ``t`` [s] and took ``duration`` [s] of wall time and
+        ``cpu`` [s] of its thread's CPU time."""
+        self._ticks.append((t, duration, cpu))
         while self._ticks and self._ticks[0][0] < t - self.window:
             self._ticks.popleft()
 
     def summary(self, now):
-        """(count, mean [s], max [s]) of the ticks in (now - window, now]."""
-        durations = [d for t, d in self._ticks if t > now - self.window]
-        if not durations:
-            return 0, 0.0, 0.0
-        return len(durations), sum(durations) / len(durations), max(durations)
+        """(count, mean [s], max [s], CPU mean [s], CPU max [s]) of the ticks in
+        (now - window, now]."""
+        ticks = [(d, c) for t, d, c in self._ticks if t > now - self.window]
+        if not ticks:
+            return 0, 0.0, 0.0, 0.0, 0.0
+        durations, cpus = zip(*ticks)
+        n = len(ticks)
+        return n, sum(durations) / n, max(durations), sum(cpus) / n, max(cpus)
 
 
 @dataclass
@@ -94,11 +101,12 @@ def _inputs_status(name, inputs):
 
 
 def _tick_status(name, summary):
-    count, mean, worst = summary
+    count, mean, worst, cpu_mean, cpu_worst = summary
     return _status(f"{name}: tick", OK if count else WARN,
                    f"{count} ticks in the last second" if count else "no tick in the last second",
                    [("ticks", count), ("mean [ms]", f"{1e3 * mean:.3f}"),
-                    ("max [ms]", f"{1e3 * worst:.3f}")])
+                    ("max [ms]", f"{1e3 * worst:.3f}"), ("CPU mean [ms]", f"{1e3 * cpu_mean:.3f}"),
+                    ("CPU max [ms]", f"{1e3 * cpu_worst:.3f}")])
 
 
 def build_diagnostics(name, stamp, model, inputs, summary):

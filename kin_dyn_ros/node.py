@@ -423,7 +423,7 @@ class KinDynNode(Node):
         m, stamp = self._model, self._js_stamp
         if m is None or stamp is None or not self._new_stamp(stamp_to_ns(stamp)):
             return
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         s, s_dot = m.merger.state()
         try:
             w_H_b, nu, have_base = self._base_state(m, s, s_dot)
@@ -440,7 +440,8 @@ class KinDynNode(Node):
         self._publish(m, result, stamp, have_base, wrenches)
         self._publish_markers(m, result, stamp, wrenches)
         self._measured = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
-        self._stats.add(time.monotonic(), time.perf_counter() - start)
+        cpu = time.thread_time() - start_cpu      # inside the wall interval: cpu <= duration
+        self._stats.add(time.monotonic(), time.perf_counter() - start, cpu)
         on_thread = self._sensors is not None and self._sensors.is_current()
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self._finish_deferred()

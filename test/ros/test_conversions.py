@@ -468,15 +468,15 @@ def test_templates_survive_stale_padding(icub):
 
 def test_tick_stats_and_diagnostics():
     stats = TickStats(window=1.0)
-    for t, d in ((0.0, 1.0), (0.5, 0.002), (1.2, 0.004)):
-        stats.add(t, d)
-    count, mean, worst = stats.summary(1.2)
-    assert (count, mean, worst) == (2, pytest.approx(0.003), 0.004)
+    for t, d, c in ((0.0, 1.0, 0.9), (0.5, 0.002, 0.0015), (1.2, 0.004, 0.0005)):
+        stats.add(t, d, c)
+    assert stats.summary(1.2) == (2, pytest.approx(0.003), 0.004, pytest.approx(0.001), 0.0015)
+    assert stats.summary(3.0) == (0, 0.0, 0.0, 0.0, 0.0)
     inputs = InputsReport(joint_state_age=0.01, missing_joints=['x'], odometry_age=None,
                           wrenches=[('l_sole', 0.02, False), ('r_sole', 0.3, True),
                                     ('hand', None, False)])
     msg = build_diagnostics('kd', Time(sec=1), ('iCub', 'root_link', 32, 213), inputs,
-                            (2, 0.003, 0.004))
+                            (2, 0.003, 0.004, 0.001, 0.0015))
     model, ins, tick = msg.status
     assert model.level == model.OK and model.name == 'kd: model'
     assert {kv.key: kv.value for kv in model.values}['joints'] == '32'
@@ -485,5 +485,8 @@ def test_tick_stats_and_diagnostics():
                  'wrench hand missing'):
         assert part in ins.message
     assert tick.level == tick.OK and '2 ticks' in tick.message
-    assert build_diagnostics('kd', Time(), None, InputsReport(), (0, 0, 0)).status[0].level \
+    assert {kv.key: kv.value for kv in tick.values} == {
+        'ticks': '2', 'mean [ms]': '3.000', 'max [ms]': '4.000', 'CPU mean [ms]': '1.000',
+        'CPU max [ms]': '1.500'}
+    assert build_diagnostics('kd', Time(), None, InputsReport(), (0, 0, 0, 0, 0)).status[0].level \
         == model.ERROR
