@@ -47,14 +47,14 @@ machine than one run, and the last line counts the runs that met it.
 
 A line per rate gives the node's own tick duration (compute and publish, as its
 /diagnostics report it each second): mean and max, and the largest CPU time of its thread
-in one tick; a max far above that CPU time is a tick that waited for the CPU. ``--probe`` also measures the machine
-beside the node, as cyclictest does: one process per CPU, pinned to it, wakes every 1 ms on
-absolute deadlines at a real-time priority (SCHED_FIFO) where that is allowed and records
-how late each wake-up is. Nothing of ours runs in them, so their lateness is what the
-machine itself (kernel, hypervisor, other tenants) adds to any thread that wants the CPU.
-A line per rate gives the lateness p50 / p99 / max and, per CPU, the number of wake-ups
-more than 0.5 ms late. Each probe costs ~3 % of a core and preempts the node for a few
-microseconds per wake-up.
+in one tick; a max far above that CPU time is a tick that waited for the CPU. ``--probe``
+also measures the machine beside the node, as cyclictest does: one process per CPU, pinned
+to it, wakes every 1 ms on absolute deadlines at a real-time priority (SCHED_FIFO) where
+that is allowed and records how late each wake-up is. Nothing of ours runs in them, so
+their lateness is what the machine itself (kernel, hypervisor, other tenants) adds to any
+thread that wants the CPU. A line per rate gives the lateness p50 / p99 / max and, per CPU,
+the number of wake-ups more than 0.5 ms late. Each probe costs ~3 % of a core and preempts
+the node for a few microseconds per wake-up.
 
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
         [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
