@@ -131,8 +131,8 @@ class SensorThread:
                 if not more:
                     self._wait(wait_set, entries, context)
             except Exception as exc:  # a handle destroyed under us, the context shut down
-                if not self._stop.is_set() and context.ok():
-                    self._on_error(None, exc)
+                if not self._stop.is_set():
+                    self._report(None, exc)
                 return
             self._drain(entries)
             more = self._idle()
