@@ -10,7 +10,10 @@ Three processes on loopback DDS:
   wall clock at publication (CDR bytes with the stamp patched in, as light as a C++
   publisher), plus odometry of the root link and both foot wrenches at
   ``--aux-rate`` (published just before the JointState that they come with, and stamped
-  before their own publication);
+  before their own publication). One process publishes every rate in turn: its
+  participant joins the graph once, before the first. With ``--publisher-per-rate`` a new
+  one starts for each rate, so that every run begins with a participant joining (with Fast
+  DDS that can stall the delivery to a subscriber for ~0.25-0.33 s: see the README);
 - this process: publishes the description, waits for the node's /tf_static (the model is
   loaded), receives every per-tick output as raw bytes
   (the stamp is read from the CDR header, no deserialisation) and computes, per output,
@@ -18,8 +21,8 @@ Three processes on loopback DDS:
   reception time where rclpy gives it, Jazzy; else when the callback runs), and the
   fraction of published JointStates that produced the output. The last column is the
   node process's CPU time (user + system, all its threads; Linux) per JointState sent,
-  from the publisher's start to 0.5 s after its end: less sensitive to a busy machine
-  than the latency tail, so the figure to compare versions by.
+  from just before the rate's first JointState to 0.5 s after its last: less sensitive to
+  a busy machine than the latency tail, so the figure to compare versions by.
 
 The first 0.5 s of each rate are left out of the figures. A rate is *sustained* when
 every per-tick output arrives for >= 99 % of the JointStates and its p99 latency stays
@@ -37,13 +40,19 @@ of its root link (the foot wrenches are still published on the l_sole and r_sole
 ``--param equilibrium_rate:=0.0``; ``--node-prefix 'chrt -f 10'`` runs the node under that
 command (here: a real-time priority).
 
-``--dump FILE.json`` writes every reception (stamp and reception time per output and
-rate), to look at the ticks that make the tail (e.g. by their position among the
-odometry's every 10th messages).
+``--dump FILE.json`` writes every reception (per output and rate: stamp, reception time,
+and on Jazzy the write time and the writer's sequence number), to look at the ticks that
+make the tail (e.g. by their position among the odometry's every 10th messages).
 
 A rate given more than once is measured again each time against the same node
 (``--rates 1000 1000 1000 1000``): how often the target is met says more on a shared
 machine than one run, and the last line counts the runs that met it.
+
+A line per rate splits the latency of the worst per-tick output (where the middleware
+gives the time the node wrote each message and the writer's sequence numbers; Jazzy): from
+the JointState's stamp to the node's write (the input's delivery, the wait and the tick:
+the node's part), and from the write to the reception (the output's delivery), with the
+count of messages the node wrote that never arrived (gaps in the sequence numbers).
 
 A line per rate gives the node's own tick duration (compute and publish, as its
 /diagnostics report it each second): mean and max, and the largest CPU time of its thread
@@ -59,6 +68,7 @@ the node for a few microseconds per wake-up.
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
         [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
         [--node-prefix COMMAND] [--probe] [--model URDF] [--dump FILE.json]
+        [--publisher-per-rate]
 """
 
 import argparse
@@ -96,6 +106,11 @@ TARGET_HZ, TARGET_P99_MS = 1000, 2.0
 PROBE_PERIOD_S, PROBE_PRIORITY, PROBE_STALL_MS = 1e-3, 10, 0.5
 
 
+def per_tick_outputs():
+    """The keys of OUTPUTS published every tick (not the rate-limited ones)."""
+    return [k for k in OUTPUTS if k not in RATE_LIMITED]
+
+
 def loopback_env():
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ['ROS_LOCALHOST_ONLY'] = '1'
@@ -111,10 +126,12 @@ def model_urdf(path=None):
 
 
 # -- the publisher process ---------------------------------------------------------------------
-def publish(rate, duration, aux_rate, model=None):
-    """Publish JointStates of every joint of ``model`` (a URDF path, None: iCub) at ``rate``
-    for ``duration`` s (after 1 s of discovery), odometry of its root link and both foot
-    wrenches at ``aux_rate``; print {"sent", "first_ns", "last_ns"} as JSON."""
+def publish(duration, aux_rate, model=None):
+    """The publisher process. Wait for the node's joint_states subscription and 1 s more of
+    discovery, print "ready"; then for each rate [Hz] read from stdin, publish JointStates of
+    every joint of ``model`` (a URDF path, None: iCub) at that rate for ``duration`` s, and
+    odometry of its root link and both foot wrenches at ``aux_rate``, and print {"sent",
+    "first_ns", "last_ns"} as JSON. Ends with stdin."""
     import rclpy
     from geometry_msgs.msg import WrenchStamped
     from nav_msgs.msg import Odometry
@@ -139,17 +156,38 @@ def publish(rate, duration, aux_rate, model=None):
     msg = JointState(name=names, position=rng.uniform(-0.3, 0.3, len(names)).tolist(),
                      velocity=rng.normal(size=len(names)).tolist(),
                      effort=rng.normal(size=len(names)).tolist())
-    # published as CDR bytes with the stamp patched in (header.stamp first in the payload),
-    # as a C++ joint state broadcaster costs: rclpy's conversion of the message object
-    # would cost this process ~50 us per message, CPU the node under test competes for
-    data = bytearray(serialize_message(msg))
-    set_stamp = struct.Struct('<iI').pack_into
     odom = Odometry()
     odom.header.frame_id, odom.child_frame_id = 'odom', kd.model.root_link
     odom.pose.pose.position.z = 0.6
     odom.twist.twist.linear.x = 0.1
     wrench = WrenchStamped()
     wrench.wrench.force.z = 150.0
+
+    def publish_aux():
+        stamp = odom.header.stamp
+        stamp.sec, stamp.nanosec = divmod(time.time_ns(), 1_000_000_000)
+        wrench.header.stamp = stamp
+        odom_pub.publish(odom)
+        for pub in wrench_pubs:
+            pub.publish(wrench)
+    # published as CDR bytes with the stamp patched in (header.stamp first in the payload),
+    # as a C++ joint state broadcaster costs: rclpy's conversion of the message object
+    # would cost this process ~50 us per message, CPU the node under test competes for
+    data = bytearray(serialize_message(msg))
+    print('ready', flush=True)
+    for line in sys.stdin:
+        sent = publish_at(float(line), duration, aux_rate, js_pub, data, publish_aux)
+        print(json.dumps(sent), flush=True)
+    node.destroy_node()
+    rclpy.try_shutdown()
+
+
+def publish_at(rate, duration, aux_rate, js_pub, data, publish_aux):
+    """Publish the JointState ``data`` (CDR bytes) at ``rate`` for ``duration`` s, each
+    stamped with the wall clock right before its publication, and call ``publish_aux()``
+    before every one due at ``aux_rate`` (their publication is not the JointState's);
+    {"sent", "first_ns", "last_ns"}."""
+    set_stamp = struct.Struct('<iI').pack_into
     period, aux_every = 1.0 / rate, max(1, round(rate / aux_rate))
     start = time.monotonic() + 0.01
     count, first, last = 0, None, None
@@ -157,21 +195,36 @@ def publish(rate, duration, aux_rate, model=None):
         target = start + count * period
         if target > now:
             time.sleep(target - now)
-        if count % aux_every == 0:      # first: their publication is not the JointState's
-            stamp = odom.header.stamp
-            stamp.sec, stamp.nanosec = divmod(time.time_ns(), 1_000_000_000)
-            wrench.header.stamp = stamp
-            odom_pub.publish(odom)
-            for pub in wrench_pubs:
-                pub.publish(wrench)
+        if count % aux_every == 0:
+            publish_aux()
         stamp_ns = time.time_ns()
         set_stamp(data, 4, *divmod(stamp_ns, 1_000_000_000))
         js_pub.publish(bytes(data))
         first = stamp_ns if first is None else first
         last, count = stamp_ns, count + 1
-    print(json.dumps({'sent': count, 'first_ns': first, 'last_ns': last}), flush=True)
-    node.destroy_node()
-    rclpy.try_shutdown()
+    return {'sent': count, 'first_ns': first, 'last_ns': last}
+
+
+class Publisher:
+    """A publisher process (this script with ``--publish``); :meth:`run` one rate."""
+
+    def __init__(self, duration, aux_rate, model=None):
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, '--publish', '--duration', str(duration),
+             '--aux-rate', str(aux_rate), *(['--model', model] if model else [])],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+        if self.proc.stdout.readline().strip() != 'ready':     # discovery: >= 1 s
+            raise RuntimeError(f'the publisher process ended (exit {self.proc.wait()})')
+
+    def run(self, rate):
+        """Publish at ``rate`` for the duration; {"sent", "first_ns", "last_ns"}."""
+        self.proc.stdin.write(f'{rate}\n')
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=20)
 
 
 # -- the machine probe process -----------------------------------------------------------------
@@ -249,7 +302,9 @@ def output_types():
 
 
 class Receiver:
-    """Raw subscriptions to every per-tick output; records (stamp, arrival) in ns.
+    """Raw subscriptions to every per-tick output; records (stamp, arrival) in ns, and where
+    the middleware gives them (Jazzy) the time the node wrote the message and the writer's
+    sequence number: ``(stamp, arrival, written, sequence)``.
 
     The messages are taken on a :class:`kin_dyn_ros.sensor_thread.SensorThread`, as the node
     takes its inputs: at 5 outputs per tick, rclpy's executor would cost this process ~40 %
@@ -288,10 +343,12 @@ class Receiver:
 
     def _callback(self, key, offset):
         records, unpack = self.records[key], struct.Struct('<iI').unpack_from
-        if self.with_info:      # the middleware's reception time (wall clock)
+        if self.with_info:      # the middleware's reception and source times (wall clock)
             def callback(data, info):
                 sec, nsec = unpack(data, offset)
-                records.append((sec * 1_000_000_000 + nsec, info['received_timestamp']))
+                records.append((sec * 1_000_000_000 + nsec, info['received_timestamp'],
+                                info['source_timestamp'],
+                                info.get('publication_sequence_number')))
         else:                   # Humble: when the callback runs
             def callback(data):
                 sec, nsec = unpack(data, offset)
@@ -325,21 +382,16 @@ class Receiver:
         self.ticks.clear()
 
 
-def measure(receiver, rate, duration, aux_rate, node_pid=None, with_probe=False, model=None):
+def measure(receiver, publisher, rate, node_pid=None, with_probe=False):
+    """One run of ``publisher`` (a :class:`Publisher`) at ``rate``: a row of the table."""
     from kin_dyn_ros.process_time import cpu_seconds    # of the node process
     receiver.clear()
-    cpu_before = cpu_seconds(node_pid)
-    pub = subprocess.Popen([sys.executable, __file__, '--publish', '--rate', str(rate),
-                            '--duration', str(duration), '--aux-rate', str(aux_rate),
-                            *(['--model', model] if model else [])],
-                           stdout=subprocess.PIPE, text=True, env=dict(os.environ))
-    # the publisher waits >= 1 s for discovery before its first message
     probes = start_probes(probe_cpus()) if with_probe else None
-    pub.wait()
+    cpu_before = cpu_seconds(node_pid)
+    sent = publisher.run(rate)
     time.sleep(0.5)              # what is still in flight
     cpu_after = cpu_seconds(node_pid)
-    sent = json.loads(pub.stdout.read().strip().splitlines()[-1])
-    # the first WARMUP_S of each run are left out (publisher start, first ticks)
+    # the first WARMUP_S of each run are left out (the rate's first ticks)
     first = sent['first_ns'] + int(WARMUP_S * 1e9)
     span = max(1, sent['last_ns'] - sent['first_ns'])
     expected = sent['sent'] * (sent['last_ns'] - first) / span
@@ -347,18 +399,37 @@ def measure(receiver, rate, duration, aux_rate, node_pid=None, with_probe=False,
            'cpu_ms': (None if node_pid is None or np.isnan(cpu_after - cpu_before)
                       else 1e3 * (cpu_after - cpu_before) / max(1, sent['sent']))}
     for key, records in receiver.records.items():
-        inside = [(s, r) for s, r in records if first <= s <= sent['last_ns']]
-        latency = np.array([r - s for s, r in inside]) * 1e-6
-        row[key] = {'ratio': len({s for s, _ in inside}) / max(1.0, expected),
+        inside = [r for r in records if first <= r[0] <= sent['last_ns']]
+        latency = np.array([r[1] - r[0] for r in inside]) * 1e-6
+        row[key] = {'ratio': len({r[0] for r in inside}) / max(1.0, expected),
                     'p50': float(np.percentile(latency, 50)) if len(latency) else float('nan'),
-                    'p99': float(np.percentile(latency, 99)) if len(latency) else float('nan')}
+                    'p99': float(np.percentile(latency, 99)) if len(latency) else float('nan'),
+                    'split': latency_split(inside)}
     row['node_tick'] = receiver.tick_summary(first, sent['last_ns'] + int(0.5e9))
     period_ms = 1e3 / rate
     row['sustained'] = all(row[k]['ratio'] >= 0.99 and row[k]['p99'] < 5 * period_ms
-                           for k in OUTPUTS if k not in RATE_LIMITED)
+                           for k in per_tick_outputs())
     if probes is not None:
         row['probe'] = probe_summary(probes, first, sent['last_ns'])
     return row
+
+
+def latency_split(records):
+    """Where the latency of one output's ``records`` (stamp, arrival, written, sequence)
+    went: {"node_p99": p99 of JointState stamp -> written by the node (its input's delivery,
+    the wait and the tick), "delivery_p99", "delivery_max": of written -> received [ms],
+    "lost": messages the node wrote that never arrived (gaps in the writer's sequence
+    numbers)}, or None where the middleware gives no write time (Humble)."""
+    if not records or len(records[0]) < 4 or records[0][2] is None:
+        return None
+    stamp, arrival, written = (np.array([r[i] for r in records], dtype=np.int64)
+                               for i in range(3))
+    delivery = (arrival - written) * 1e-6
+    sequence = sorted({r[3] for r in records if r[3] is not None})
+    return {'node_p99': float(np.percentile((written - stamp) * 1e-6, 99)),
+            'delivery_p99': float(np.percentile(delivery, 99)),
+            'delivery_max': float(delivery.max()),
+            'lost': sequence[-1] - sequence[0] + 1 - len(sequence) if sequence else None}
 
 
 def print_table(rows):
@@ -378,6 +449,7 @@ def print_table(rows):
         print(f"{row['rate']:>9} node's own tick (compute + publish, from /diagnostics): " + (
             'n/a' if tick is None else f'mean {tick[0]:.3f} / max {tick[1]:.2f} ms '
             f'(thread CPU max {tick[2]:.2f} ms)'))
+        print_split(row)
         if 'probe' in row:
             m = row['probe']
             print(f"{row['rate']:>9} machine probe: " + (
@@ -398,9 +470,23 @@ def print_table(rows):
               f"{TARGET_HZ} Hz")
 
 
+def print_split(row):
+    """One line: where the latency of the row's worst per-tick output went."""
+    per_tick = per_tick_outputs()
+    key = max(per_tick, key=lambda k: row[k]['p99'])
+    split = row[key]['split']
+    losses = [(row[k]['split'] or {}).get('lost') for k in per_tick]
+    lost = 'n/a' if None in losses else sum(losses)
+    print(f"{row['rate']:>9} worst output {key}: " + (
+        'n/a (no write time from the middleware)' if split is None else
+        f"JointState -> written by the node p99 {split['node_p99']:.2f} ms, written -> "
+        f"received p99 {split['delivery_p99']:.2f} / max {split['delivery_max']:.2f} ms; "
+        f"written but never received (all per-tick outputs): {lost}"))
+
+
 def worst_p99(row):
     """The highest p99 latency [ms] of the per-tick outputs (not the rate-limited ones)."""
-    return max(row[k]['p99'] for k in OUTPUTS if k not in RATE_LIMITED)
+    return max(row[k]['p99'] for k in per_tick_outputs())
 
 
 def target_met(row):
@@ -419,6 +505,30 @@ def start_node(extra_params=(), prefix=()):
                              str(REPO / 'config' / 'kin_dyn.yaml')]
                             + [a for p in params for a in ('-p', p)], cwd=REPO,
                             env=dict(os.environ))
+
+
+def run_rates(receiver, args, node_pid):
+    """Measure each of ``args.rates`` in turn: (table rows, {rate key: records}). One
+    publisher process serves every rate (its participant joins the graph once, before the
+    first), or a new one each rate with ``args.publisher_per_rate``."""
+    rows, records = [], {}
+    publisher = None
+    try:
+        for rate in args.rates:
+            if publisher is None:
+                publisher = Publisher(args.duration, args.aux_rate, args.model)
+            rows.append(measure(receiver, publisher, int(rate), node_pid, args.probe))
+            if args.publisher_per_rate:
+                publisher.close()
+                publisher = None
+            key = str(int(rate))                  # a repeated rate: "1000#2", "1000#3", ...
+            key += f'#{sum(r["rate"] == int(rate) for r in rows)}' if key in records else ''
+            records[key] = {k: list(v) for k, v in receiver.records.items()}
+            print(f'{int(rate)} Hz done', file=sys.stderr, flush=True)
+    finally:
+        if publisher is not None:
+            publisher.close()
+    return rows, records
 
 
 def main():
@@ -443,16 +553,19 @@ def main():
                         "(a cyclictest-like process per CPU beside the node)")
     parser.add_argument('--dump', metavar='FILE.json',
                         help='write every reception: {rate: {output: [[stamp ns, received '
-                        'ns], ...]}} (e.g. to find which ticks make the tail); a repeated '
-                        'rate is keyed "1000#2", "1000#3", ...')
+                        'ns, written ns, sequence], ...]}} (Humble: [stamp ns, received ns]; '
+                        'e.g. to find which ticks make the tail); a repeated rate is keyed '
+                        '"1000#2", "1000#3", ...')
+    parser.add_argument('--publisher-per-rate', action='store_true',
+                        help='start a new publisher process for each rate (a participant '
+                        'joining the graph as each run starts) instead of one for all')
     parser.add_argument('--probe-run', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--probe-cpu', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--publish', action='store_true', help=argparse.SUPPRESS)
-    parser.add_argument('--rate', type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     loopback_env()
     if args.publish:
-        return publish(args.rate, args.duration, args.aux_rate, args.model)
+        return publish(args.duration, args.aux_rate, args.model)
     if args.probe_run:
         return probe(args.duration, args.probe_cpu)
 
@@ -480,14 +593,7 @@ def main():
             print(f'the node published no /tf_static in {MODEL_WAIT_S} s: no model loaded',
                   file=sys.stderr)
             return 1
-        rows, records = [], {}
-        for rate in args.rates:
-            rows.append(measure(receiver, int(rate), args.duration, args.aux_rate,
-                                node_proc.pid, args.probe, args.model))
-            key = str(int(rate))                  # a repeated rate: "1000#2", "1000#3", ...
-            key += f'#{sum(r["rate"] == int(rate) for r in rows)}' if key in records else ''
-            records[key] = {k: list(v) for k, v in receiver.records.items()}
-            print(f'{int(rate)} Hz done', file=sys.stderr, flush=True)
+        rows, records = run_rates(receiver, args, node_proc.pid)
         print_table(rows)
         if args.dump:
             pathlib.Path(args.dump).write_text(json.dumps(records))
