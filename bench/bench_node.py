@@ -46,7 +46,8 @@ make the tail (e.g. by their position among the odometry's every 10th messages).
 
 A rate given more than once is measured again each time against the same node
 (``--rates 1000 1000 1000 1000``): how often the target is met says more on a shared
-machine than one run, and the last line counts the runs that met it.
+machine than one run. A line counts the runs that met it, and the last lines give, per
+rate, each per-tick output's p99 over the JointStates of all its runs together.
 
 A line per rate splits the latency of the worst per-tick output (where the middleware
 gives the time the node wrote each message and the writer's sequence numbers; Jazzy): from
@@ -404,7 +405,7 @@ def measure(receiver, publisher, rate, node_pid=None, with_probe=False):
         row[key] = {'ratio': len({r[0] for r in inside}) / max(1.0, expected),
                     'p50': float(np.percentile(latency, 50)) if len(latency) else float('nan'),
                     'p99': float(np.percentile(latency, 99)) if len(latency) else float('nan'),
-                    'split': latency_split(inside)}
+                    'split': latency_split(inside), 'latency': latency}
     row['node_tick'] = receiver.tick_summary(first, sent['last_ns'] + int(0.5e9))
     period_ms = 1e3 / rate
     row['sustained'] = all(row[k]['ratio'] >= 0.99 and row[k]['p99'] < 5 * period_ms
@@ -468,6 +469,23 @@ def print_table(rows):
     if len(runs) > 1:
         print(f"target met in {sum(map(target_met, runs))} of {len(runs)} runs at "
               f"{TARGET_HZ} Hz")
+    print_pooled(rows)
+
+
+def print_pooled(rows):
+    """A line per rate measured more than once: each per-tick output's p99 latency over the
+    JointStates of all its runs together."""
+    for rate in sorted({row['rate'] for row in rows}):
+        runs = [row for row in rows if row['rate'] == rate]
+        pooled = {k: np.concatenate([row[k]['latency'] for row in runs])
+                  for k in per_tick_outputs()}
+        if len(runs) < 2 or not all(len(v) for v in pooled.values()):
+            continue
+        p99 = {k: np.percentile(v, 99) for k, v in pooled.items()}
+        print(f"{rate} Hz, all {len(runs)} runs together: p99 " + ', '.join(
+            f'{k} {v:.2f}' for k, v in p99.items()) + ' ms' + (
+            f" (target: {'met' if max(p99.values()) < TARGET_P99_MS else 'not met'})"
+            if rate == TARGET_HZ else ''))
 
 
 def print_split(row):
