@@ -477,9 +477,11 @@ def print_pooled(rows):
     JointStates of all its runs together."""
     for rate in sorted({row['rate'] for row in rows}):
         runs = [row for row in rows if row['rate'] == rate]
+        if len(runs) < 2:
+            continue
         pooled = {k: np.concatenate([row[k]['latency'] for row in runs])
                   for k in per_tick_outputs()}
-        if len(runs) < 2 or not all(len(v) for v in pooled.values()):
+        if not all(len(v) for v in pooled.values()):
             continue
         p99 = {k: np.percentile(v, 99) for k, v in pooled.items()}
         print(f"{rate} Hz, all {len(runs)} runs together: p99 " + ', '.join(
