@@ -307,7 +307,7 @@ class Receiver:
     the middleware gives them (Jazzy) the time the node wrote the message and the writer's
     sequence number: ``(stamp, arrival, written, sequence)``.
 
-    The messages are taken on a :class:`kin_dyn_ros.sensor_thread.SensorThread`, as the node
+    The messages are taken on a :class:`kin_dyn_ros.node.sensor_thread.SensorThread`, as the node
     takes its inputs: at 5 outputs per tick, rclpy's executor would cost this process ~40 %
     of a core at 1 kHz, CPU the node under test then competes for.
     """
@@ -315,8 +315,8 @@ class Receiver:
     def __init__(self, node):
         from rclpy.qos import QoSProfile
         from rclpy.subscription import Subscription
-        from kin_dyn_ros.outputs import LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, TF_QOS
-        from kin_dyn_ros.sensor_thread import SensorThread
+        from kin_dyn_ros.node.outputs import LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, TF_QOS
+        from kin_dyn_ros.node.sensor_thread import SensorThread
         # the message info holds the middleware's reception time on Jazzy and newer
         self.with_info = hasattr(Subscription, 'CallbackType')
         self.thread = SensorThread(node, self._on_error, with_info=self.with_info)
@@ -591,7 +591,7 @@ def main():
 
     import rclpy
     from std_msgs.msg import String
-    from kin_dyn_ros.outputs import LATCHED_QOS
+    from kin_dyn_ros.node.outputs import LATCHED_QOS
 
     if args.contact_outputs:
         OUTPUTS.update(CONTACT_OUTPUTS)

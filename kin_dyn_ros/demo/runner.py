@@ -49,11 +49,11 @@ from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
-from ..conversions import float_array, matrix_to_pose
+from ..node.conversions import float_array, matrix_to_pose
 from ..dynamics import KinDynComputations
-from ..markers import FORCE_SCALE
+from ..node.markers import FORCE_SCALE
 from ..process_time import cpu_seconds
-from ..spinning import spin_until
+from ..node.spinning import spin_until
 from .analysis import align
 from .motion import Motion, body_twist, wrench_in_frame
 from .plots import plot_all

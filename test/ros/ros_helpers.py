@@ -20,12 +20,12 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from kin_dyn_ros import spinning
-from kin_dyn_ros.conversions import (matrix_to_pose, ns_to_stamp, stamp_to_ns,
+from kin_dyn_ros.node import spinning
+from kin_dyn_ros.node.conversions import (matrix_to_pose, ns_to_stamp, stamp_to_ns,
                                      transform_to_matrix)
 from kin_dyn_ros.dynamics.spatial import inverse_homogeneous
 from kin_dyn_ros.node import KinDynNode
-from kin_dyn_ros.outputs import LATCHED_QOS, TF_QOS
+from kin_dyn_ros.node.outputs import LATCHED_QOS, TF_QOS
 from kin_dyn_ros_interfaces.msg import ForwardDynamics
 
 TIMEOUT_S = 10.0
@@ -69,7 +69,7 @@ def loopback_context(low, high):
 
 
 def spin_until(executor, predicate, timeout_s=TIMEOUT_S, on_tick=None):
-    """:func:`kin_dyn_ros.spinning.spin_until` with the tests' default timeout."""
+    """:func:`kin_dyn_ros.node.spinning.spin_until` with the tests' default timeout."""
     return spinning.spin_until(executor, predicate, timeout_s, on_tick)
 
 

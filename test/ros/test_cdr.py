@@ -1,4 +1,4 @@
-"""kin_dyn_ros.cdr: the sensor inputs read from their bytes, checked against rclpy's own
+"""kin_dyn_ros.node.cdr: the sensor inputs read from their bytes, checked against rclpy's own
 deserialisation (``rclpy.serialization``, Fast-CDR through the C type support) and against
 the messages they were serialised from. Exact equality throughout: no arithmetic happens."""
 
@@ -11,7 +11,7 @@ from nav_msgs.msg import Odometry
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 
-from kin_dyn_ros.cdr import InputReader
+from kin_dyn_ros.node.cdr import InputReader
 
 ALPHABET = list('abcxyz_019') + ['é', 'ü', '中', '\U0001F916']
 

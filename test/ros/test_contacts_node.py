@@ -30,13 +30,13 @@ from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
-from kin_dyn_ros.contact_mechanics import (INSIDE_RGBA, MARKER_NS, OUTSIDE_RGBA,  # noqa: E402
+from kin_dyn_ros.node.contact_mechanics import (INSIDE_RGBA, MARKER_NS, OUTSIDE_RGBA,  # noqa: E402
                                            ContactMechanics, ground_support)
-from kin_dyn_ros.conversions import matrix_to_pose  # noqa: E402
+from kin_dyn_ros.node.conversions import matrix_to_pose  # noqa: E402
 from kin_dyn_ros.dynamics.contacts import Contact, contact_poses, support_polygon  # noqa: E402
 from kin_dyn_ros.dynamics.equilibrium import com_equilibrium, equilibrium_torques  # noqa: E402
 from kin_dyn_ros.node import KinDynNode  # noqa: E402
-from kin_dyn_ros.settings import make_settings  # noqa: E402
+from kin_dyn_ros.node.settings import make_settings  # noqa: E402
 from kin_dyn_ros_interfaces.msg import FloatingBaseState, StabilityMargin  # noqa: E402
 from kin_dyn_ros_interfaces.srv import CheckEquilibrium  # noqa: E402
 

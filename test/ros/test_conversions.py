@@ -21,16 +21,16 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
-from kin_dyn_ros import conversions as cv  # noqa: E402
-from kin_dyn_ros.contact_mechanics import (INSIDE_RGBA, OUTSIDE_RGBA, GroundSupport,  # noqa: E402
+from kin_dyn_ros.node import conversions as cv  # noqa: E402
+from kin_dyn_ros.node.contact_mechanics import (INSIDE_RGBA, OUTSIDE_RGBA, GroundSupport,  # noqa: E402
                                            SupportMessages, support_markers)
-from kin_dyn_ros.diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
+from kin_dyn_ros.node.diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
 from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
-from kin_dyn_ros.markers import ANGULAR_SCALE, FORCE_SCALE, LINEAR_SCALE, MarkerSet  # noqa: E402
-from kin_dyn_ros.outputs import SerializedTemplate, TickMessages  # noqa: E402
+from kin_dyn_ros.node.markers import ANGULAR_SCALE, FORCE_SCALE, LINEAR_SCALE, MarkerSet  # noqa: E402
+from kin_dyn_ros.node.outputs import SerializedTemplate, TickMessages  # noqa: E402
 from kin_dyn_ros_interfaces.msg import ForwardDynamics, StabilityMargin  # noqa: E402
-from kin_dyn_ros.settings import Settings, make_settings, updated_settings  # noqa: E402
+from kin_dyn_ros.node.settings import Settings, make_settings, updated_settings  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ros_helpers import MIMIC_URDF, xyz  # noqa: E402

@@ -32,12 +32,12 @@ from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
-from kin_dyn_ros.conversions import change_base_representation, matrix_to_pose  # noqa: E402
+from kin_dyn_ros.node.conversions import change_base_representation, matrix_to_pose  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
 from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
-from kin_dyn_ros.markers import FORCE_SCALE  # noqa: E402
+from kin_dyn_ros.node.markers import FORCE_SCALE  # noqa: E402
 from kin_dyn_ros.node import KinDynNode  # noqa: E402
-from kin_dyn_ros.outputs import LATCHED_QOS  # noqa: E402
+from kin_dyn_ros.node.outputs import LATCHED_QOS  # noqa: E402
 from kin_dyn_ros_interfaces.msg import FloatingBaseState  # noqa: E402
 from kin_dyn_ros_interfaces.srv import GetDynamics, GetJacobian, GetMassMatrix  # noqa: E402
 
@@ -433,7 +433,7 @@ def test_bad_inputs_are_dropped_and_leave_the_state_unchanged(system, ref):
     for msg, st in zip(bad_js, bad_stamps):
         msg.header.stamp = st
         rig.joint_states.publish(msg)
-    # bytes that end early (the node reads its inputs from their bytes: kin_dyn_ros.cdr)
+    # bytes that end early (the node reads its inputs from their bytes: kin_dyn_ros.node.cdr)
     cut = joint_state_msg(names, case.s, case.s_dot, case.tau, bad_stamps[-1])
     rig.joint_states.publish(serialize_message(cut)[:-12])
     rig.odometry.publish(serialize_message(nan_q)[:80])

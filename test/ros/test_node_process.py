@@ -25,7 +25,7 @@ import rclpy  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from kin_dyn_ros.conversions import transform_to_matrix  # noqa: E402
+from kin_dyn_ros.node.conversions import transform_to_matrix  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations  # noqa: E402
 from kin_dyn_ros_interfaces.srv import GetMassMatrix  # noqa: E402
 

@@ -52,4 +52,4 @@ def test_every_import_is_declared(path):
 
 def test_the_sources_are_found():
     assert len(NODE_SOURCES) > 20 and LAUNCH_SOURCES
-    assert {'rclpy', 'numpy'} <= imported_modules(REPO / 'kin_dyn_ros' / 'node.py')
+    assert {'rclpy', 'numpy'} <= imported_modules(REPO / 'kin_dyn_ros' / 'node' / 'kin_dyn_node.py')

@@ -1,4 +1,4 @@
-"""kin_dyn_ros.sensor_thread: subscriptions taken on a thread of their own, over real rclpy.
+"""kin_dyn_ros.node.sensor_thread: subscriptions taken on a thread of their own, over real rclpy.
 
 A publisher node and a subscriber node in one context on loopback DDS; the subscriber's
 executor spins in the test thread, so a callback run by it would be seen on the wrong
@@ -15,8 +15,8 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from std_msgs.msg import Int32, String
 
-from kin_dyn_ros import sensor_thread
-from kin_dyn_ros.sensor_thread import SensorThread
+from kin_dyn_ros.node import sensor_thread
+from kin_dyn_ros.node.sensor_thread import SensorThread
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ros_helpers import loopback_context, spin_until  # noqa: E402

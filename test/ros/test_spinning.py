@@ -1,4 +1,4 @@
-"""kin_dyn_ros.spinning.spin_until_shutdown, the node's main loop, over real rclpy.
+"""kin_dyn_ros.node.spinning.spin_until_shutdown, the node's main loop, over real rclpy.
 
 Ctrl-C shuts the context down from rclpy's signal handler, maybe while a timer callback is
 publishing: rclpy then raises "publisher's context is invalid" out of the spin (seen once in
@@ -14,7 +14,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from std_msgs.msg import Int32
 
-from kin_dyn_ros.spinning import spin_until_shutdown
+from kin_dyn_ros.node.spinning import spin_until_shutdown
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ros_helpers import loopback_context  # noqa: E402

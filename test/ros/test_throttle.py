@@ -1,6 +1,6 @@
 """ThrottledLogger: one line per key and period, nothing in between (pure, no rclpy)."""
 
-from kin_dyn_ros.throttle import ThrottledLogger
+from kin_dyn_ros.node.throttle import ThrottledLogger
 
 
 class _Recorder:

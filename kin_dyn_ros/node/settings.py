@@ -17,7 +17,7 @@ from rclpy.parameter import Parameter
 
 from .contact_mechanics import CONTACT_PARAMETERS, contact_geometry, contact_parameter
 from .conversions import pose_list_to_matrix
-from .dynamics.representations import parse_representation
+from ..dynamics.representations import parse_representation
 
 __all__ = ["Settings", "make_settings", "declare_settings", "updated_settings",
            "contact_topic_parameter", "MODEL_FIELDS"]

@@ -18,7 +18,7 @@ import numpy as np
 from kin_dyn_ros_interfaces.srv import GetDynamics, GetJacobian, GetMassMatrix
 
 from .conversions import change_base_representation, float_array, pose_to_matrix, twist_to_array
-from .dynamics.representations import parse_representation
+from ..dynamics.representations import parse_representation
 
 __all__ = ["COLUMN_BASE", "MeasuredState", "DynamicsServices", "explicit_state",
            "request_call"]

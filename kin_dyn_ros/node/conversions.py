@@ -13,8 +13,8 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, TransformStamped
 
-from .dynamics.representations import Representations, base_transform, base_transform_inverse
-from .dynamics.spatial import inverse_homogeneous, velocity_transform
+from ..dynamics.representations import Representations, base_transform, base_transform_inverse
+from ..dynamics.spatial import inverse_homogeneous, velocity_transform
 
 __all__ = [
     "QUATERNION_TOLERANCE", "quaternion_to_matrix", "rotations_to_quaternions",

@@ -62,10 +62,10 @@ from kin_dyn_ros_interfaces.msg import StabilityMargin
 from kin_dyn_ros_interfaces.srv import CheckEquilibrium
 
 from .conversions import float_array, stamp_fields, stamp_to_ns, stamp_words, xyz_fields
-from .dynamics.contacts import (Contact, SupportPolygon, contact_poses, convex_hull,
+from ..dynamics.contacts import (Contact, SupportPolygon, contact_poses, convex_hull,
                                 ground_axes, support_polygon)
-from .dynamics.equilibrium import com_equilibrium, equilibrium_torques
-from .equilibrium_worker import EquilibriumWorker
+from ..dynamics.equilibrium import com_equilibrium, equilibrium_torques
+from ..equilibrium_worker import EquilibriumWorker
 from .markers import MarkerGroup
 from .outputs import EffortMessage, SerializedTemplate, TemplateCache
 from .services import request_call

@@ -64,7 +64,7 @@ from .conversions import (JointStateMerger, base_state_from_odometry,
                           change_base_representation, finite_array, ns_to_stamp,
                           pose_list_to_matrix, stamp_to_ns)
 from .diagnostics import InputsReport, TickStats, build_diagnostics
-from .dynamics import KinDynComputations, Representations
+from ..dynamics import KinDynComputations, Representations
 from .markers import MarkerSet
 from .outputs import (LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, Publishers, TickMessages,
                       static_transforms)
@@ -695,5 +695,5 @@ def main(args=None):
     return 0
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # python -m kin_dyn_ros.node.kin_dyn_node
     raise SystemExit(main())
