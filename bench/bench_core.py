@@ -51,7 +51,8 @@ from adam.core.constants import Representations as AdamRep  # noqa: E402
 from adam.numpy import KinDynComputations as AdamKinDyn  # noqa: E402
 
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
-from kin_dyn_ros.dynamics.random_tree import random_tree_urdf  # noqa: E402
+sys.path.insert(0, str(REPO / "test" / "support"))  # random_tree: test support, not installed
+from random_tree import random_tree_urdf  # noqa: E402
 
 GRAVITY = np.array([0.0, 0.0, -9.80665])
 RTOL = 1e-9  # agreement: max|ours - ref| <= RTOL * max|ref|

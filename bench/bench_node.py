@@ -3,7 +3,8 @@
 
 Three processes on loopback DDS:
 - the node, started as launch starts it (``kin_dyn_node --ros-args --params-file
-  config/kin_dyn.yaml ...``) with every output on: /tf (joints + base), ~/com,
+  config/kin_dyn.yaml --params-file config/icub.yaml ...``, the latter where it exists)
+  with every output on: /tf (joints + base), ~/com,
   ~/centroidal_momentum, ~/gravity_torques, ~/forward_dynamics, ~/markers, /diagnostics;
 - a publisher process (this script with ``--publish``): JointState of all 32 joints (with
   velocities and efforts, so forward dynamics runs) at the rate under test, stamped with the
@@ -13,7 +14,7 @@ Three processes on loopback DDS:
   before their own publication). One process publishes every rate in turn: its
   participant joins the graph once, before the first. With ``--publisher-per-rate`` a new
   one starts for each rate, so that every run begins with a participant joining (with Fast
-  DDS that can stall the delivery to a subscriber for ~0.25-0.33 s: see the README);
+  DDS that can stall the delivery to a subscriber for ~0.25-0.33 s: see docs/performance.md);
 - this process: publishes the description, waits for the node's /tf_static (the model is
   loaded), receives every per-tick output as raw bytes
   (the stamp is read from the CDR header, no deserialisation) and computes, per output,
@@ -66,10 +67,28 @@ thread that wants the CPU. A line per rate gives the lateness p50 / p99 / max an
 the number of wake-ups more than 0.5 ms late. Each probe costs ~3 % of a core and preempts
 the node for a few microseconds per wake-up.
 
+``--service-load`` measures each rate twice against the same node, one run after the other:
+without service clients, then with a client process (this script with ``--clients``, started
+once before the first run) that calls, during the second run, ~/get_dynamics from two
+clients at 100 Hz each (use_measured_state, frames l_sole and r_sole) and
+~/check_equilibrium from one at 10 Hz on a non-flat support (a given state: iCub on its left
+sole, its right sole on a 4.5 cm step and pitched, so the support polygon takes the iterative
+projection, tens of ms, not the flat feet' hull, ~2 ms). Each client has its own rclpy node,
+executor and thread and calls asynchronously at a fixed rate; a call still pending when the
+next is due is skipped and counted. Before the first run the client process times
+~/check_equilibrium on the idle node for flat feet and for that support, and checks here in
+process that the support takes the projection. The table puts, per rate, the two runs side
+by side: per-tick outputs' share received and p50/p99/max latency, the node's CPU per
+JointState (with clients it includes the services' work), and per service the calls made,
+answered, failed (success false), skipped and their latency (call to response, in the client
+process, over the whole run) p50/p99/max; and whether the target holds: every per-tick
+output's p99 with clients within 0.5 ms of its p99 without, and none later than 5 ms. Needs
+iCub's l_sole and r_sole (not for ``--model``).
+
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
         [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
         [--node-prefix COMMAND] [--probe] [--model URDF] [--dump FILE.json]
-        [--publisher-per-rate]
+        [--publisher-per-rate] [--service-load]
 """
 
 import argparse
@@ -105,6 +124,14 @@ CONTACT_OUTPUTS = {'support_polygon': (f'/{NODE}/support_polygon', 4),
 RATE_LIMITED = ('markers', 'support_polygon', 'stability_margin', 'equilibrium_torques')
 TARGET_HZ, TARGET_P99_MS = 1000, 2.0
 PROBE_PERIOD_S, PROBE_PRIORITY, PROBE_STALL_MS = 1e-3, 10, 0.5
+# --service-load: 2 clients of ~/get_dynamics at 100 Hz, 1 of ~/check_equilibrium at 10 Hz
+DYNAMICS_CLIENTS, DYNAMICS_HZ, EQUILIBRIUM_HZ = 2, 100.0, 10.0
+SERVICE_FRAMES = ['l_sole', 'r_sole']
+# iCub on its left sole (flat on z = 0), the right sole on a 4.5 cm step and pitched: a
+# non-flat support (the support polygon by iterative projection)
+STEP_POSTURE = {'r_hip_pitch': 0.4, 'r_knee': -0.8, 'r_ankle_pitch': 0.2}
+LOAD_P99_MS, LOAD_MAX_MS = 0.5, 5.0     # target: p99 within 0.5 ms of no clients, max 5 ms
+DRAIN_S = 3.0        # at the end of a run, how long a client waits for its pending call
 
 
 def per_tick_outputs():
@@ -113,8 +140,8 @@ def per_tick_outputs():
 
 
 def loopback_env():
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ['ROS_LOCALHOST_ONLY'] = '1'
+    from kin_dyn_ros.loopback import set_loopback_environment   # the distribution's variables
+    set_loopback_environment()
     os.environ.setdefault('ROS_DOMAIN_ID', str(random.SystemRandom().randint(1, 100)))
 
 
@@ -287,6 +314,201 @@ def probe_summary(probes, first_ns, last_ns):
             'stalls': [int(np.sum(x > PROBE_STALL_MS)) for x in late]}
 
 
+# -- the service-load process ------------------------------------------------------------------
+def support_state(kd, posture):
+    """FloatingBaseState of ``kd`` with the joints of ``posture`` (others at zero) and the base
+    placed so that l_sole lies flat on z = 0 (rotated by pi about z); (state, w_H_b, s)."""
+    from kin_dyn_ros.node.conversions import matrix_to_pose
+    from kin_dyn_ros_interfaces.msg import FloatingBaseState
+    s = np.zeros(kd.NDoF)
+    for name, value in posture.items():
+        s[kd.joints_name_list.index(name)] = value
+    w_H_b = np.diag([-1.0, -1.0, 1.0, 1.0]) @ np.linalg.inv(
+        kd.forward_kinematics('l_sole', np.eye(4), s))
+    state = FloatingBaseState(joint_names=kd.joints_name_list, positions=s.tolist(),
+                              base_pose=matrix_to_pose(w_H_b))
+    return state, w_H_b, s
+
+
+def local_support(kd, w_H_b, s):
+    """(method, ms): how our core computes the support polygon of the node's contacts (of
+    :func:`node_config_files`) at this state, in this process, and how long
+    check_equilibrium's work takes here (best of 3)."""
+    import yaml
+    from kin_dyn_ros.dynamics.contacts import Contact, contact_poses, support_polygon
+    from kin_dyn_ros.dynamics.equilibrium import com_equilibrium, equilibrium_torques
+    params = {}
+    for path in node_config_files():
+        params.update(yaml.safe_load(path.read_text())['kin_dyn_node']['ros__parameters'])
+    contacts = [Contact(c, np.reshape(params['contact'][c]['points'], (-1, 3)),
+                        params['contact'][c]['normal'], params['contact'][c]['friction'])
+                for c in params['contacts']]
+    best = float('inf')
+    for _ in range(3):
+        t0 = time.perf_counter()
+        poses = contact_poses(kd, w_H_b, s, contacts)
+        polygon = support_polygon(contacts, poses, kd.gravity)
+        com_equilibrium(contacts, kd.CoM_position(w_H_b, s), kd.get_total_mass(), kd.gravity,
+                        poses, polygon=polygon)
+        equilibrium_torques(kd, w_H_b, s, contacts)
+        best = min(best, time.perf_counter() - t0)
+    return polygon.method, 1e3 * best
+
+
+class ClientLoop:
+    """One service client with its own rclpy node and executor. :meth:`start` runs it on a
+    thread of its own: it calls asynchronously every 1 / ``rate`` s (absolute deadlines); a
+    call still pending when the next is due is skipped (counted). :meth:`stop` ends it and
+    returns its counts and latencies (call to response, ms)."""
+
+    def __init__(self, name, srv, service, request, rate):
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+        self.node = rclpy.create_node(name, start_parameter_services=False)
+        self.client = self.node.create_client(srv, service)
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.request, self.period = request, 1.0 / rate
+        self.thread, self.stats, self._stop = None, None, threading.Event()
+
+    def call(self, request, timeout=30.0):
+        """One call, waited for on the caller's thread (not while running): (response or
+        None, ms)."""
+        t0 = time.perf_counter()
+        future = self.client.call_async(request)
+        self.executor.spin_until_future_complete(future, timeout_sec=timeout)
+        return future.result() if future.done() else None, 1e3 * (time.perf_counter() - t0)
+
+    def start(self):
+        self.stats = {'made': 0, 'answered': 0, 'failed': 0, 'skipped': 0, 'message': '',
+                      'latency': []}
+        self._stop.clear()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self._stop.set()
+        self.thread.join()
+        return self.stats
+
+    def _run(self):
+        st, pending, sent_at, drain_end = self.stats, None, 0.0, None
+        due = time.perf_counter()
+        while True:
+            now = time.perf_counter()
+            if pending is not None and pending.done():     # right after the spin that took it
+                st['answered'] += 1
+                st['latency'].append(1e3 * (now - sent_at))
+                response = pending.result()
+                if not response.success:
+                    st['failed'] += 1
+                    st['message'] = st['message'] or response.message
+                pending = None
+            if self._stop.is_set():
+                drain_end = drain_end or now + DRAIN_S
+                if pending is None or now > drain_end:
+                    return
+            elif now >= due:
+                if pending is None:
+                    sent_at, pending = now, self.client.call_async(self.request)
+                    st['made'] += 1
+                else:
+                    st['skipped'] += 1
+                due += self.period
+                continue
+            self.executor.spin_once(timeout_sec=0.02 if self._stop.is_set()
+                                    else min(0.02, due - now))
+
+
+def service_clients(model=None):
+    """The service-load process. Make the clients (:class:`ClientLoop`): DYNAMICS_CLIENTS of
+    ~/get_dynamics at DYNAMICS_HZ and one of ~/check_equilibrium at EQUILIBRIUM_HZ on the
+    STEP_POSTURE support; wait for the services, time check_equilibrium on the idle node for
+    flat feet and for that support, print "ready {...}" (JSON); then on "go" (stdin) start
+    every client, on "stop" stop them and print {service: {"clients", "made", "answered",
+    "failed", "skipped", "message", "latency": [ms, ...]}} as JSON. Ends with stdin."""
+    import rclpy
+    from kin_dyn_ros.dynamics import KinDynComputations
+    from kin_dyn_ros_interfaces.srv import CheckEquilibrium, GetDynamics
+
+    rclpy.init()
+    kd = KinDynComputations(model_urdf(model))
+    flat = support_state(kd, {})[0]
+    step, w_H_b, s = support_state(kd, STEP_POSTURE)
+    loops = {'get_dynamics': [
+        ClientLoop(f'kin_dyn_bench_dynamics_client_{i}', GetDynamics, f'/{NODE}/get_dynamics',
+                   GetDynamics.Request(use_measured_state=True, frames=SERVICE_FRAMES),
+                   DYNAMICS_HZ) for i in range(DYNAMICS_CLIENTS)],
+        'check_equilibrium': [
+        ClientLoop('kin_dyn_bench_equilibrium_client', CheckEquilibrium,
+                   f'/{NODE}/check_equilibrium',
+                   CheckEquilibrium.Request(use_measured_state=False, state=step),
+                   EQUILIBRIUM_HZ)]}
+    every = [loop for group in loops.values() for loop in group]
+    for loop in every:
+        if not loop.client.wait_for_service(timeout_sec=30.0):
+            raise RuntimeError(f'no service {loop.client.srv_name}')
+    checker = loops['check_equilibrium'][0]
+    idle = {}
+    for key, state in (('flat', flat), ('step', step)):
+        times, response = [], None
+        for _ in range(3):
+            response, ms = checker.call(CheckEquilibrium.Request(use_measured_state=False,
+                                                                 state=state))
+            times.append(ms)
+        idle[key] = {'ms': float(np.median(times)), 'success': bool(response and
+                                                                    response.success),
+                     'feasible': bool(response and response.feasible),
+                     'message': response.message if response else 'no answer'}
+    method, local_ms = local_support(kd, w_H_b, s)
+    print('ready ' + json.dumps({'idle': idle, 'method': method, 'local_ms': local_ms}),
+          flush=True)
+    for line in sys.stdin:
+        if line.strip() == 'go':
+            for loop in every:
+                loop.start()
+        elif line.strip() == 'stop':
+            result = {}
+            for name, group in loops.items():
+                stats = [loop.stop() for loop in group]
+                result[name] = {k: sum(st[k] for st in stats)
+                                for k in ('made', 'answered', 'failed', 'skipped')}
+                result[name].update(clients=len(group), latency=[
+                    x for st in stats for x in st['latency']], message=next(
+                    (st['message'] for st in stats if st['message']), ''))
+            print(json.dumps(result), flush=True)
+    for loop in every:
+        loop.node.destroy_node()
+    rclpy.try_shutdown()
+
+
+class ServiceLoad:
+    """A service-load process (this script with ``--clients``): :attr:`check` is its idle
+    check; :meth:`start` and :meth:`stop` one run's load (stop: its figures)."""
+
+    def __init__(self, model=None):
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, '--clients', *(['--model', model] if model else [])],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=dict(os.environ))
+        line = self.proc.stdout.readline()
+        if not line.startswith('ready '):
+            raise RuntimeError(f'the service-load process ended (exit {self.proc.wait()})')
+        self.check = json.loads(line[len('ready '):])
+
+    def start(self):
+        self.proc.stdin.write('go\n')
+        self.proc.stdin.flush()
+
+    def stop(self):
+        self.proc.stdin.write('stop\n')
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=20)
+
+
 # -- the measuring process ---------------------------------------------------------------------
 def output_types():
     """Message type of each output (a raw subscription still needs its type)."""
@@ -383,15 +605,19 @@ class Receiver:
         self.ticks.clear()
 
 
-def measure(receiver, publisher, rate, node_pid=None, with_probe=False):
-    """One run of ``publisher`` (a :class:`Publisher`) at ``rate``: a row of the table."""
+def measure(receiver, publisher, rate, node_pid=None, with_probe=False, load=None):
+    """One run of ``publisher`` (a :class:`Publisher`) at ``rate``: a row of the table. With
+    ``load`` (a :class:`ServiceLoad`) its clients call during the run (row["services"])."""
     from kin_dyn_ros.process_time import cpu_seconds    # of the node process
     receiver.clear()
     probes = start_probes(probe_cpus()) if with_probe else None
+    if load is not None:
+        load.start()
     cpu_before = cpu_seconds(node_pid)
     sent = publisher.run(rate)
     time.sleep(0.5)              # what is still in flight
     cpu_after = cpu_seconds(node_pid)
+    services = load.stop() if load is not None else None
     # the first WARMUP_S of each run are left out (the rate's first ticks)
     first = sent['first_ns'] + int(WARMUP_S * 1e9)
     span = max(1, sent['last_ns'] - sent['first_ns'])
@@ -412,6 +638,8 @@ def measure(receiver, publisher, rate, node_pid=None, with_probe=False):
                            for k in per_tick_outputs())
     if probes is not None:
         row['probe'] = probe_summary(probes, first, sent['last_ns'])
+    if services is not None:
+        row['services'] = services
     return row
 
 
@@ -472,6 +700,94 @@ def print_table(rows):
     print_pooled(rows)
 
 
+def print_service_load(rows, check):
+    """The --service-load report: the idle check, then per rate its run without clients and
+    its run with them side by side (``rows`` in pairs: without, with), and the target."""
+    idle = check['idle']
+    print(f"service load: {DYNAMICS_CLIENTS} clients of ~/get_dynamics at {DYNAMICS_HZ:g} Hz "
+          f"each (use_measured_state, frames {' '.join(SERVICE_FRAMES)}), 1 of "
+          f"~/check_equilibrium at {EQUILIBRIUM_HZ:g} Hz (given state: left sole flat, right "
+          f"sole on a 4.5 cm step, pitched)")
+    nonflat = check['method'] == 'projection' and idle['step']['ms'] > 3 * idle['flat']['ms']
+    print(f"check_equilibrium on the idle node (median of 3): flat feet "
+          f"{idle['flat']['ms']:.1f} ms, the load's support {idle['step']['ms']:.1f} ms "
+          f"(success {idle['step']['success']}, feasible {idle['step']['feasible']}); support "
+          f"polygon here: {check['method']}, {check['local_ms']:.1f} ms in process; non-flat "
+          f"path: {'yes' if nonflat else 'NO'}")
+    verdicts = []
+    for base, loaded in zip(rows[::2], rows[1::2]):
+        rate = base['rate']
+        print()
+        print(f"{f'{rate} Hz':<41}  {'no clients':>24}  {'with clients':>24}  {'p99 diff':>8}")
+        print(f"  {'per-tick output':<39}" + f"  {'recv% p50/p99/max [ms]':>24}" * 2
+              + f"  {'[ms]':>8}")
+        for key in per_tick_outputs():
+            cells = []
+            for row in (base, loaded):
+                lat = row[key]['latency']
+                top = float(lat.max()) if len(lat) else float('nan')
+                cells.append(f"{100 * row[key]['ratio']:5.1f}% {row[key]['p50']:5.2f}/"
+                             f"{row[key]['p99']:5.2f}/{top:6.2f}")
+            diff = loaded[key]['p99'] - base[key]['p99']
+            print(f"  {key:<24}{'':15s}" + ''.join(f'  {c:>24}' for c in cells)
+                  + f"  {diff:+8.2f}")
+        print(f"  {'JointStates measured':<39}" + ''.join(f"  {r['sent']:>24}"
+                                                          for r in (base, loaded)))
+        cpu = ['n/a' if r['cpu_ms'] is None else f"{r['cpu_ms']:.3f}" for r in (base, loaded)]
+        print(f"  {'node CPU [ms/JointState]':<39}" + ''.join(f'  {c:>24}' for c in cpu))
+        ticks = ['n/a' if r['node_tick'] is None else
+                 f"{r['node_tick'][0]:.3f} / {r['node_tick'][1]:.2f}" for r in (base, loaded)]
+        print(f"  {'node tick mean / max [ms]':<39}" + ''.join(f'  {c:>24}' for c in ticks))
+        for label, row in (('no clients', base), ('with clients', loaded)):
+            print(f"  {label}:", end='')
+            print_split(row)
+        print(f"  {'service (with clients)':<24} {'made':>6} {'answered':>8} {'failed':>6} "
+              f"{'skipped':>7}  latency p50/p99/max [ms]")
+        for name, st in loaded['services'].items():
+            lat = np.array(st['latency'])
+            figures = ('n/a' if not len(lat) else
+                       f"{np.percentile(lat, 50):.2f}/{np.percentile(lat, 99):.2f}/"
+                       f"{lat.max():.2f}")
+            label = f"{name} x{st['clients']}"
+            print(f"  {label:<24} "
+                  f"{st['made']:>6} {st['answered']:>8} {st['failed']:>6} {st['skipped']:>7}  "
+                  f"{figures}" + (f"  (failed: {st['message']})" if st['message'] else ''))
+        verdicts.append(print_load_target(f'{rate} Hz', [base], [loaded]))
+    for rate in sorted({row['rate'] for row in rows}):
+        pairs = [(b, w) for b, w in zip(rows[::2], rows[1::2]) if b['rate'] == rate]
+        if len(pairs) > 1:
+            print()
+            ok = sum(v for (r, v) in verdicts if r == rate)
+            print(f"{rate} Hz: target met in {ok} of {len(pairs)} pairs of runs")
+            print_load_target(f'{rate} Hz, all {len(pairs)} pairs together',
+                              [b for b, _ in pairs], [w for _, w in pairs])
+
+
+def print_load_target(label, bases, loadeds):
+    """A line: whether every per-tick output's p99 with clients (over the JointStates of
+    ``loadeds`` together) is within LOAD_P99_MS of its p99 without (``bases``) and none came
+    later than LOAD_MAX_MS; (rate, met)."""
+    diff, top = {}, {}
+    for key in per_tick_outputs():
+        without = np.concatenate([r[key]['latency'] for r in bases])
+        with_ = np.concatenate([r[key]['latency'] for r in loadeds])
+        if not len(without) or not len(with_):
+            diff[key] = top[key] = float('nan')
+            continue
+        diff[key] = float(np.percentile(with_, 99) - np.percentile(without, 99))
+        top[key] = float(with_.max())
+    worst_diff = max(diff, key=lambda k: diff[k])
+    worst_max = max(top, key=lambda k: top[k])
+    met = all(diff[k] <= LOAD_P99_MS and top[k] <= LOAD_MAX_MS for k in diff)
+    received = all(r[k]['ratio'] >= 0.99 for r in loadeds for k in per_tick_outputs())
+    print(f"  {label}: target (with clients: p99 within {LOAD_P99_MS} ms of without, max <= "
+          f"{LOAD_MAX_MS:g} ms, every per-tick output): {'met' if met else 'NOT met'} "
+          f"(largest p99 diff {diff[worst_diff]:+.2f} ms, {worst_diff}; largest max "
+          f"{top[worst_max]:.2f} ms, {worst_max})"
+          + ('' if received else '; some output received for < 99 % of JointStates'))
+    return bases[0]['rate'], met
+
+
 def print_pooled(rows):
     """A line per rate measured more than once: each per-tick output's p99 latency over the
     JointStates of all its runs together."""
@@ -514,6 +830,14 @@ def target_met(row):
     return row['sustained'] and worst_p99(row) < TARGET_P99_MS
 
 
+def node_config_files():
+    """The parameter files the node is started with, in order: config/kin_dyn.yaml, then
+    iCub's contacts, config/icub.yaml, where that file exists (they were in kin_dyn.yaml
+    before it had a file of its own)."""
+    return [f for f in (REPO / 'config' / 'kin_dyn.yaml', REPO / 'config' / 'icub.yaml')
+            if f.exists()]
+
+
 def start_node(extra_params=(), prefix=()):
     exe = [str(pathlib.Path(sys.prefix) / 'bin' / 'kin_dyn_node')]
     if not os.access(exe[0], os.X_OK):
@@ -521,30 +845,39 @@ def start_node(extra_params=(), prefix=()):
     params = ['use_odometry:=true', 'publish_tf:=true', 'publish_base_tf:=true',
               'publish_markers:=true', 'publish_forward_dynamics:=true', 'rate:=0.0',
               *extra_params]
-    return subprocess.Popen([*prefix, *exe, '--ros-args', '--params-file',
-                             str(REPO / 'config' / 'kin_dyn.yaml')]
+    files = [a for f in node_config_files() for a in ('--params-file', str(f))]
+    return subprocess.Popen([*prefix, *exe, '--ros-args', *files]
                             + [a for p in params for a in ('-p', p)], cwd=REPO,
                             env=dict(os.environ))
 
 
-def run_rates(receiver, args, node_pid):
+def run_rates(receiver, args, node_pid, load=None):
     """Measure each of ``args.rates`` in turn: (table rows, {rate key: records}). One
     publisher process serves every rate (its participant joins the graph once, before the
-    first), or a new one each rate with ``args.publisher_per_rate``."""
+    first), or a new one each rate with ``args.publisher_per_rate``. With ``load`` (a
+    :class:`ServiceLoad`) each rate is measured twice: without clients, then with them
+    (rows in that order; records keyed "1000" and "1000+clients")."""
     rows, records = [], {}
     publisher = None
     try:
         for rate in args.rates:
-            if publisher is None:
-                publisher = Publisher(args.duration, args.aux_rate, args.model)
-            rows.append(measure(receiver, publisher, int(rate), node_pid, args.probe))
-            if args.publisher_per_rate:
-                publisher.close()
-                publisher = None
-            key = str(int(rate))                  # a repeated rate: "1000#2", "1000#3", ...
-            key += f'#{sum(r["rate"] == int(rate) for r in rows)}' if key in records else ''
-            records[key] = {k: list(v) for k, v in receiver.records.items()}
-            print(f'{int(rate)} Hz done', file=sys.stderr, flush=True)
+            for run_load in (None, load) if load is not None else (None,):
+                if publisher is None:
+                    publisher = Publisher(args.duration, args.aux_rate, args.model)
+                rows.append(measure(receiver, publisher, int(rate), node_pid, args.probe,
+                                    run_load))
+                if args.publisher_per_rate:
+                    publisher.close()
+                    publisher = None
+                # a repeated rate: "1000#2", "1000#3", ...
+                key = str(int(rate)) + ('+clients' if run_load is not None else '')
+                runs = sum(k == key or k.startswith(key + '#') for k in records)
+                key += f'#{runs + 1}' if runs else ''
+                records[key] = {k: list(v) for k, v in receiver.records.items()}
+                if run_load is not None:
+                    records[key]['services'] = rows[-1]['services']
+                print(f'{int(rate)} Hz{" with clients" if run_load is not None else ""} done',
+                      file=sys.stderr, flush=True)
     finally:
         if publisher is not None:
             publisher.close()
@@ -575,10 +908,18 @@ def main():
                         help='write every reception: {rate: {output: [[stamp ns, received '
                         'ns, written ns, sequence], ...]}} (Humble: [stamp ns, received ns]; '
                         'e.g. to find which ticks make the tail); a repeated rate is keyed '
-                        '"1000#2", "1000#3", ...')
+                        '"1000#2", "1000#3", ...; with --service-load the runs with clients '
+                        'are keyed "1000+clients" and also hold "services": {service: '
+                        '{"made", "answered", "failed", "skipped", "latency": [ms, ...]}}')
     parser.add_argument('--publisher-per-rate', action='store_true',
                         help='start a new publisher process for each rate (a participant '
                         'joining the graph as each run starts) instead of one for all')
+    parser.add_argument('--service-load', action='store_true',
+                        help='measure each rate twice, without and then with service clients '
+                        f'({DYNAMICS_CLIENTS} x ~/get_dynamics at {DYNAMICS_HZ:g} Hz, 1 x '
+                        f'~/check_equilibrium at {EQUILIBRIUM_HZ:g} Hz on a non-flat support, '
+                        'in a process of their own), and print the two side by side (iCub)')
+    parser.add_argument('--clients', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--probe-run', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--probe-cpu', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--publish', action='store_true', help=argparse.SUPPRESS)
@@ -588,6 +929,8 @@ def main():
         return publish(args.duration, args.aux_rate, args.model)
     if args.probe_run:
         return probe(args.duration, args.probe_cpu)
+    if args.clients:
+        return service_clients(args.model)
 
     import rclpy
     from std_msgs.msg import String
@@ -613,8 +956,16 @@ def main():
             print(f'the node published no /tf_static in {MODEL_WAIT_S} s: no model loaded',
                   file=sys.stderr)
             return 1
-        rows, records = run_rates(receiver, args, node_proc.pid)
-        print_table(rows)
+        if args.service_load:
+            load = ServiceLoad(args.model)
+            try:
+                rows, records = run_rates(receiver, args, node_proc.pid, load)
+            finally:
+                load.close()
+            print_service_load(rows, load.check)
+        else:
+            rows, records = run_rates(receiver, args, node_proc.pid)
+            print_table(rows)
         if args.dump:
             pathlib.Path(args.dump).write_text(json.dumps(records))
     finally:

@@ -40,8 +40,8 @@ MODES = ("off", "rate", "every", "markers")
 
 
 def loopback_env():
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ['ROS_LOCALHOST_ONLY'] = '1'
+    from kin_dyn_ros.loopback import set_loopback_environment   # the distribution's variables
+    set_loopback_environment()
     os.environ.setdefault('ROS_DOMAIN_ID', str(random.SystemRandom().randint(1, 100)))
 
 

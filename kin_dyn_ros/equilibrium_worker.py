@@ -36,13 +36,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from multiprocessing.connection import Connection
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["EquilibriumWorker", "EquilibriumAnswer"]
+__all__ = ["EquilibriumWorker", "EquilibriumAnswer", "QueryWorker"]
 
 
 class EquilibriumAnswer(NamedTuple):
@@ -80,9 +81,12 @@ def _serve(conn):
     ``path`` (then removed) and KinDynComputations ``kwargs``, ``("contacts", contacts)``
     sets the contacts of the next requests, ``("solve", key, w_H_b, s)`` (the arrays as
     float64 bytes: pickling NumPy arrays cost the node ~50 us after an idle wait, against
-    ~9 us) answers ``(key, encoded EquilibriumAnswer or ValueError)``; EOF ends it."""
+    ~9 us) answers ``(key, encoded EquilibriumAnswer or ValueError)``, ``("query", key,
+    name, representation, args)`` answers ``(key, dict or ValueError)`` of
+    :func:`~.dynamics.queries.run`; EOF ends it."""
     from .dynamics import KinDynComputations
     from .dynamics.equilibrium import equilibrium_torques
+    from .dynamics.queries import run
 
     kd, contacts = None, ()
     while True:
@@ -96,16 +100,21 @@ def _serve(conn):
         if request[0] == "contacts":
             contacts = request[1]
             continue
-        key, w_H_b, s = request[1:]
+        key = request[1]
         try:
             if isinstance(kd, ValueError):
                 raise kd
-            result = equilibrium_torques(kd, np.frombuffer(w_H_b).reshape(4, 4),
-                                         np.frombuffer(s), contacts)
+            if request[0] == "query":
+                name, representation, args = request[2:]
+                answer = run(kd, name, representation, *args)
+            else:
+                w_H_b, s = request[2:]
+                answer = _encode_answer(equilibrium_torques(
+                    kd, np.frombuffer(w_H_b).reshape(4, 4), np.frombuffer(s), contacts))
         except ValueError as exc:
-            result = exc
+            answer = exc
         try:
-            conn.send((key, _encode_answer(result)))
+            conn.send((key, answer))
         except (BrokenPipeError, OSError):
             return
 
@@ -136,6 +145,8 @@ class EquilibriumWorker:
     Answers are matched to the model they were computed with: one computed for a model that
     has since been replaced is dropped.
     """
+
+    _PRIORITY = "idle"      # the worker's scheduling (see _lower_priority)
 
     def __init__(self, restart_s=1.0):
         self._process = self._conn = self._poller = self._model = self._waiting = None
@@ -253,7 +264,7 @@ class EquilibriumWorker:
             # directory this package was imported from, so that it runs the node's own code
             # (not another kin_dyn_ros in the node's working directory, e.g. a source tree)
             self._process = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(theirs.fileno())],
+                [sys.executable, "-m", __name__, str(theirs.fileno()), self._PRIORITY],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=_PACKAGE_PARENT)
         self._conn = Connection(mine.detach())
         # one poll object for the connection's lifetime: Connection.poll() builds a selector
@@ -291,23 +302,107 @@ class EquilibriumWorker:
         if self._conn is not None:
             self._conn.close()
         if self._process is not None:
-            try:
-                self._process.wait(_JOIN_S)     # it exits on the closed socket
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait(_JOIN_S)
+            _end(self._process)
         self._process = self._conn = None
         for path in self._model_files:          # model files no worker read
             _remove(path)
         self._model_files = []
 
 
-def _lower_priority():
-    """SCHED_IDLE where the OS has it (Linux), else nice +NICE; at the node's priority when
-    neither is permitted."""
+_UNAVAILABLE = object()
+
+
+def _end(process):
+    """Wait for a worker ``process`` to exit on its closed socket; after _JOIN_S, back at
+    normal priority (under SCHED_IDLE on a busy machine it may not run at all, not even to
+    die) and killed. Never raises: a process that still has not gone is reaped later."""
     try:
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        process.wait(_JOIN_S)
         return
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.sched_setscheduler(process.pid, os.SCHED_OTHER, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
+    process.kill()
+    try:
+        process.wait(_JOIN_S)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+class QueryWorker(EquilibriumWorker):
+    """The services' worker: :meth:`call` runs a query of :mod:`.dynamics.queries` in a
+    process of its own and waits for the answer (the calling thread waits on a socket, the
+    interpreter lock released: the node's tick goes on meanwhile). When the worker cannot
+    run (not started, died, or holding another model than the caller's), the query runs in
+    the calling thread instead (the plain path: the same function, the same answer).
+
+    Its process runs under SCHED_IDLE, as the equilibrium worker: it takes only CPU time the
+    node's threads leave, so a query never delays a tick (at nice +10 the per-tick outputs'
+    p99 under the services' load was no better, and a waking worker can preempt the tick);
+    on a machine with no idle CPU the answers come late.
+    """
+
+    _PRIORITY = "idle"
+
+    def __init__(self, restart_s=1.0, timeout_s=30.0):
+        super().__init__(restart_s)
+        self._call_lock = threading.Lock()     # one query at a time on the socket
+        self._timeout_s, self._key, self._model_id = float(timeout_s), 0, None
+
+    def set_model(self, urdf, root_link=None, gravity=None, model=None):
+        """As :meth:`EquilibriumWorker.set_model`; ``model`` (the caller's model object)
+        identifies it: :meth:`call` with another model runs in the calling thread."""
+        with self._call_lock:
+            super().set_model(urdf, root_link, gravity)
+            self._model_id = model
+
+    def call(self, kd, name, representation, w_H_b, s, *args):
+        """``queries.run(kd, name, representation, w_H_b, s, *args)``, in the worker when it
+        holds ``kd``'s model; ValueError as the query raises it."""
+        with self._call_lock:
+            answer = _UNAVAILABLE
+            if self._model_id is kd.model:
+                answer = self._ask(("query", name, representation, (w_H_b, s, *args)))
+        if answer is _UNAVAILABLE:
+            from .dynamics.queries import run
+            answer = run(kd, name, representation, w_H_b, s, *args)
+        if isinstance(answer, ValueError):
+            raise answer
+        return answer
+
+    def _ask(self, query):
+        """The worker's answer to ``query``, or _UNAVAILABLE (not running, died, timed out)."""
+        if self._died is not None and time.monotonic() - self._died < self._restart_s:
+            return _UNAVAILABLE
+        if self._conn is None and not self.start():
+            return _UNAVAILABLE
+        self._key += 1
+        if not self._send((query[0], self._key, *query[1:])):
+            return _UNAVAILABLE
+        deadline = time.monotonic() + self._timeout_s
+        try:
+            while time.monotonic() < deadline:
+                if self._poller.poll(max(1, int(1e3 * (deadline - time.monotonic())))):
+                    key, answer = self._conn.recv()
+                    if key == self._key:
+                        return answer
+        except (EOFError, OSError):
+            pass
+        self._stop()                # died or timed out: a new one on a later call
+        self._died = time.monotonic()
+        return _UNAVAILABLE
+
+
+def _lower_priority(priority="idle"):
+    """``idle``: SCHED_IDLE where the OS has it (Linux), else nice +NICE; ``nice``: nice
+    +NICE; at the node's priority when neither is permitted."""
+    try:
+        if priority == "idle":
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            return
     except (AttributeError, OSError):
         pass
     try:
@@ -318,5 +413,5 @@ def _lower_priority():
 
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _lower_priority()
+    _lower_priority(sys.argv[2] if len(sys.argv) > 2 else "idle")
     _serve(Connection(int(sys.argv[1])))

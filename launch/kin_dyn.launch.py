@@ -6,14 +6,20 @@ Arguments:
                     robot_description topic (e.g. from robot_state_publisher).
   description_topic topic the robot_description subscription is remapped to
                     (default: robot_description, relative to the namespace).
-  config            parameter file (default: <share>/kin_dyn_ros/config/kin_dyn.yaml). Its
-                    `kin_dyn_node:` section is applied whatever the namespace.
+  config            parameter file (default: <share>/kin_dyn_ros/config/kin_dyn.yaml, the
+                    robot-neutral defaults). Its `kin_dyn_node:` section is applied whatever
+                    the namespace.
+  robot_config      optional parameter file applied on top of `config`: the robot's contacts
+                    and anything else robot-specific. A path, or the name of a file in
+                    <share>/kin_dyn_ros/config (e.g. `icub` for config/icub.yaml). Default:
+                    none (no contacts).
   namespace         namespace of the node (default: none).
   use_sim_time      use /clock (default: false).
   rviz              also start rviz2 with config/kin_dyn.rviz (default: false).
 
-Example:
+Examples:
   ros2 launch kin_dyn_ros kin_dyn.launch.py model:=/path/robot.urdf rviz:=true
+  ros2 launch kin_dyn_ros kin_dyn.launch.py model:=/path/iCubGazeboV2_5.urdf robot_config:=icub
 """
 
 import os
@@ -45,6 +51,17 @@ def _file_parameters(path):
     return params
 
 
+def _robot_config(value):
+    """Path of the robot_config argument: a file, else config/<value>[.yaml] of the package."""
+    if os.path.isfile(value):
+        return value
+    name = value if value.endswith(('.yaml', '.yml')) else value + '.yaml'
+    packaged = _share('config', name)
+    if os.path.isfile(packaged):
+        return packaged
+    raise FileNotFoundError(f"robot_config '{value}': no such file, nor {packaged}")
+
+
 def _description(model):
     """robot_description parameter value of a URDF or xacro file."""
     if model.endswith('.xacro'):
@@ -58,7 +75,10 @@ def _launch_setup(context):
         return LaunchConfiguration(name).perform(context)
 
     use_sim_time = arg('use_sim_time').lower() in ('true', '1', 'yes')
-    params = [_file_parameters(arg('config')), {'use_sim_time': use_sim_time}]
+    params = [_file_parameters(arg('config'))]
+    if arg('robot_config'):
+        params.append(_file_parameters(_robot_config(arg('robot_config'))))
+    params.append({'use_sim_time': use_sim_time})
     if arg('model'):
         params.append({'robot_description': _description(arg('model'))})
     node = Node(
@@ -81,6 +101,9 @@ def generate_launch_description():
                               description='robot_description topic to subscribe to'),
         DeclareLaunchArgument('config', default_value=_share('config', 'kin_dyn.yaml'),
                               description='parameter file of kin_dyn_node'),
+        DeclareLaunchArgument('robot_config', default_value='',
+                              description='robot parameter file applied after config: a path '
+                              'or a name in the package config/ folder (e.g. icub)'),
         DeclareLaunchArgument('namespace', default_value='', description='node namespace'),
         DeclareLaunchArgument('use_sim_time', default_value='false',
                               description='use simulation time (/clock)'),

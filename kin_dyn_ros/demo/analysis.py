@@ -17,10 +17,11 @@ gives joint-acceleration errors of ~1 rad/s^2 on iCub: the torques balance the n
 import numpy as np
 
 from ..dynamics.representations import parse_representation
-from .motion import base_acceleration_in, foot_outline, wrench_in_frame
+from .feet import sole_geometry
+from .motion import base_acceleration_in, wrench_in_frame
 from .plots import Series
 
-__all__ = ["align", "stamp_ns", "COM_TOLERANCE", "FORCE_TOLERANCE"]
+__all__ = ["align", "stamp_ns", "centre_of_pressure", "COM_TOLERANCE", "FORCE_TOLERANCE"]
 
 COM_TOLERANCE = 1e-9      # [m]: the CoM of the same odometry sample
 FORCE_TOLERANCE = 1e-6    # [N]: same wrench sample
@@ -49,8 +50,30 @@ def _contact_forces(marker_messages, scale):
     return out
 
 
+def centre_of_pressure(wrench, height=0.0):
+    """(k, 2) centre of pressure [m] in a foot frame's xy axes of wrenches (k, 6) [force;
+    torque about the frame origin] in that frame, on the sole plane ``height`` below the
+    origin (where the moment of the wrench has no x or y part)."""
+    w = np.asarray(wrench, dtype=float).reshape(-1, 6)
+    return np.stack([-(w[:, 4] + height * w[:, 0]), w[:, 3] - height * w[:, 1]],
+                    axis=1) / w[:, 2:3]
+
+
+def _joint_rows(messages, stamps, names):
+    """(k, n) efforts of JointState messages at ``stamps``, columns in ``names`` order."""
+    out = np.full((len(stamps), len(names)), np.nan)
+    for row, stamp in enumerate(stamps):
+        msg = messages[stamp]
+        column = {name: i for i, name in enumerate(msg.name)} if msg.name else None
+        for j, name in enumerate(names):
+            i = j if column is None else column.get(name)
+            if i is not None and i < len(msg.effort):
+                out[row, j] = msg.effort[i]
+    return out
+
+
 def align(motion, samples, rate, stamp_tick, outputs, marker_messages=(), urdf=None,
-          latencies=(), title="", force_scale=None):
+          latencies=(), title="", force_scale=None, soles=None):
     """The :class:`Series` of a run.
 
     Parameters
@@ -63,11 +86,14 @@ def align(motion, samples, rate, stamp_tick, outputs, marker_messages=(), urdf=N
     stamp_tick : dict
         {stamp [ns]: tick index} of what the demo published.
     outputs : dict
-        {'com' | 'momentum' | 'gravity' | 'forward_dynamics': {stamp [ns]: message}}.
+        {'com' | 'momentum' | 'gravity' | 'forward_dynamics' | 'equilibrium':
+        {stamp [ns]: message}} ('equilibrium': ~/equilibrium_torques, not every tick).
     marker_messages : sequence of MarkerArray
         The node's ~/markers, for the check of the wrenches it used.
     urdf : str
-        URDF text, for the feet outlines (biped mode).
+        URDF text, for the feet outlines (biped mode) when ``soles`` is not given.
+    soles : dict
+        {foot: :class:`~.feet.Sole`}: the soles' outlines (biped mode).
     force_scale : float
         Metres of marker arrow per newton (the node's ``markers.FORCE_SCALE``).
     """
@@ -90,14 +116,19 @@ def align(motion, samples, rate, stamp_tick, outputs, marker_messages=(), urdf=N
     com = rows("com", lambda m: _vec(m.point), 3)
     in_sync = _in_sync(motion, chosen, stamps, com, marker_messages, force_scale)
     feet, cop = {}, {}
-    if motion.mode == "biped" and urdf is not None:
+    if motion.mode == "biped" and (soles is not None or urdf is not None):
         for f in motion.contacts:
+            sole = soles[f] if soles is not None else sole_geometry(kd, urdf, f)
             pose = motion.w_H_left if f == motion.left else motion.w_H_right
-            feet[f] = foot_outline(kd, urdf, f) @ pose[:2, :2].T + pose[:2, 3]
+            feet[f] = sole.outline @ pose[:2, :2].T + pose[:2, 3]
             w = np.array([wrench_in_frame(x.contact_poses[f], x.wrenches[f]) for x in chosen])
-            local = (np.stack([-w[:, 4], w[:, 3]], axis=1) / w[:, 2:3] if len(w)
+            local = (centre_of_pressure(w, motion.sole_heights.get(f, 0.0)) if len(w)
                      else np.zeros((0, 2)))
             cop[f] = local @ pose[:2, :2].T + pose[:2, 3]
+    names = list(kd.joints_name_list)
+    equilibrium = outputs.get("equilibrium", {})
+    gravity = outputs.get("gravity", {})
+    eq_stamps = sorted(s for s in equilibrium if s in stamp_tick and s in gravity)
     return Series(
         t=np.array(ticks, dtype=float) / rate, joint_names=kd.joints_name_list,
         com=com,
@@ -110,7 +141,11 @@ def align(motion, samples, rate, stamp_tick, outputs, marker_messages=(), urdf=N
         fd_base_acc=rows("forward_dynamics", lambda m: _vec(m.base_acceleration.linear)
                          + _vec(m.base_acceleration.angular), 6),
         motion_base_acc=motion_base.reshape(-1, 6), feet=feet, cop=cop,
-        latency_ms=np.asarray(latencies, dtype=float), in_sync=in_sync, title=title)
+        latency_ms=np.asarray(latencies, dtype=float), in_sync=in_sync, title=title,
+        eq_t=np.array([stamp_tick[s] for s in eq_stamps], dtype=float) / rate,
+        equilibrium_torques=_joint_rows(equilibrium, eq_stamps, names),
+        eq_gravity_torques=_joint_rows(gravity, eq_stamps, names),
+        period=motion.period)
 
 
 def _in_sync(motion, chosen, stamps, com, marker_messages, force_scale):

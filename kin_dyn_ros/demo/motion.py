@@ -9,15 +9,26 @@ wrenches and joint torques that make it dynamically exact: the equations of moti
 
 hold to round-off, so forward dynamics fed with (tau, w_l, w_r) gives back nu_dot.
 
-Biped mode (the model has both foot frames, default ``l_sole`` and ``r_sole``):
+Biped mode (the model has both foot links, ``feet``: default ``l_sole`` and ``r_sole``; the
+demo finds them with :mod:`.feet`):
 
 1. Every joint that is not on the right leg follows a smooth sinusoid of period
    ``period`` (harmonics 1 and 2 of it): the torso, head, arms, and the left leg, whose
-   pitch joints squat (hip / knee / ankle in the ratio 1 : -2 : -1, pelvis level) and whose
-   roll joints sway (hip roll = -ankle roll). Joint names of iCub get a hand-made posture;
-   others get small sinusoids around the middle of their limits.
-2. The left sole is fixed at ``w_H_lsole`` (flat, z = 0), so the base pose is
-   ``w_H_b = w_H_lsole @ inv(b_H_lsole(s))``.
+   pitch joints squat (hip / knee / ankle pitch, pelvis level and sole flat) and whose
+   roll joints sway (hip roll = -ankle roll). Joint names of iCub get a hand-made posture.
+   Other models get the same squat from their kinematics (:meth:`Motion._leg_plan`): on the
+   path from the root to the left foot at the reference posture (every joint at 0, or at
+   its nearest limit), the joints whose axis is the base's y axis are the pitch joints
+   (first = hip, last = ankle, the interior one with the widest range = knee) and those
+   along x the roll joints (first = hip, last = ankle); the knee bends to the side of its
+   limits with more room, by 0.4 to 1.0 rad (scaled down to fit the limits), and hip and
+   ankle pitch each turn by minus half of it about the same axis, so that the pelvis stays
+   level and the sole flat; the hip roll sways by +-0.06 rad and the ankle roll the
+   opposite. Every other joint (torso, head, arms) follows a small sinusoid inside its
+   limits.
+2. The left sole is fixed at ``w_H_lsole`` (flat, its sole plane at z = 0: the foot link's
+   origin is ``sole_heights[left]`` above the ground), so the base pose is
+   ``w_H_b = w_H_lsole @ inv(b_H_lsole(s))
 3. The right-leg joints (the joints on the path from the root to the right sole that are not
    on the left path) come from Newton's method so that the right sole stays at its fixed flat
    pose (converged to 1e-13 in position and orientation, warm-started from the previous
@@ -43,17 +54,17 @@ Wrenches are returned in the core's MIXED convention (at the contact frame's ori
 axes); :func:`wrench_in_frame` converts one to the frame's own axes (what the demo publishes).
 """
 
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..dynamics import KinDynComputations, Representations
 from ..dynamics.representations import base_transform, base_transform_dot
-from ..dynamics.spatial import inverse_homogeneous, rpy_to_matrix
+from ..dynamics.spatial import inverse_homogeneous
+from .feet import NOMINAL_FOOT, sole_geometry
 
 __all__ = ["Motion", "MotionSample", "JointTrajectory", "wrench_in_frame", "body_twist",
-           "base_acceleration_in", "rotation_log", "foot_outline", "convex_hull",
+           "base_acceleration_in", "rotation_log", "foot_outline", "NOMINAL_FOOT",
            "ICUB_POSTURE"]
 
 LEFT_FOOT = "l_sole"
@@ -257,8 +268,11 @@ class Motion:
         The model. Its representation is set to MIXED.
     period : float
         Period of the motion [s] (default 4).
-    feet : (str, str)
-        Left and right sole frames for the biped mode.
+    feet : (str, str) or None
+        Left and right foot links (frames) for the biped mode (None: fixed base).
+    sole_heights : dict
+        {foot: height [m] of its origin above its sole plane} (default 0: the foot frames
+        are sole frames, on the ground).
 
     Attributes
     ----------
@@ -268,7 +282,7 @@ class Motion:
         Frames that carry the contact wrenches (the feet, or the root link).
     """
 
-    def __init__(self, kd, period=4.0, feet=(LEFT_FOOT, RIGHT_FOOT)):
+    def __init__(self, kd, period=4.0, feet=(LEFT_FOOT, RIGHT_FOOT), sole_heights=None):
         if not isinstance(kd, KinDynComputations):
             raise ValueError(f"expected a KinDynComputations, got {type(kd).__name__}")
         self.kd = kd
@@ -277,8 +291,13 @@ class Motion:
         self.n = kd.NDoF
         self.joints = kd.joints_name_list
         self.reason = ""
+        self.sole_heights = {f: float((sole_heights or {}).get(f, 0.0)) for f in feet or ()}
+        self.posture = None          # "iCub" (hand-made) or "kinematic" (_leg_plan)
+        self.squat_joints, self.sway_joints, self.plan_notes = [], [], []
         self._last = None   # (t, s_ik) of the last IK solution, for warm starts
         try:
+            if feet is None:
+                raise _NotABiped("no feet")
             self._setup_biped(*feet)
             self.mode = "biped"
         except _NotABiped as exc:
@@ -308,18 +327,20 @@ class Motion:
         self.ik = np.array(right_leg)
         self.free = np.array([k for k in range(self.n) if k not in set(right_leg)])
         known = all(name in ICUB_POSTURE for name in self.joints)
+        self.posture = "iCub" if known else "kinematic"
         if known:
             offsets = [ICUB_POSTURE[self.joints[k]][0] for k in self.free]
             terms = [(i, a, h, p) for i, k in enumerate(self.free)
                      for a, h, p in ICUB_POSTURE[self.joints[k]][1]]
             guess = np.array([ICUB_POSTURE[self.joints[k]][0] for k in self.ik])
+            self.squat_joints = ["l_hip_pitch", "l_knee", "l_ankle_pitch"]
+            self.sway_joints = ["l_hip_roll", "l_ankle_roll"]
         else:
-            offsets, terms = _generic_trajectory(kd, [self.joints[k] for k in self.free])
-            guess = np.zeros(len(self.ik))
+            offsets, terms, guess = self._leg_plan(left, right)
         self.trajectory = JointTrajectory(offsets, terms, self.period)
         # Fixed feet: the left sole's axes are the world's; the world origin lies between the
         # feet on the ground; the right sole is flat on the ground where the initial guess
-        # put it.
+        # put it (each foot origin at its sole height above the ground).
         s = np.zeros(self.n)
         s[self.free] = self.trajectory(0.0)[0]
         s[self.ik] = guess
@@ -328,9 +349,128 @@ class Motion:
         self.w_H_left = np.eye(4)
         self.w_H_left[:2, 3] = -0.5 * l_H_r[:2, 3]
         self.w_H_right = self.w_H_left @ l_H_r
+        self.w_H_left[2, 3] = self.sole_heights[left]
+        self.w_H_right[2, 3] = self.sole_heights[right]
         self._ik_start = self._solve_ik(s, guess)[self.ik]
-        for t in np.linspace(0.0, self.period, 41)[1:]:   # the IK must track a whole period
+        s[self.ik] = self._ik_start
+        w_H_b = self.w_H_left @ inverse_homogeneous(kd.forward_kinematics(left, np.eye(4), s))
+        com = kd.CoM_position(w_H_b, s)
+        if com[2] <= 0.0:
+            raise _NotABiped(f"with the z axes of {left} and {right} up, the CoM is "
+                             f"{-com[2]:.2f} m under the ground: the foot frames' z axes must "
+                             "point up into the legs (as sole frames do)")
+        # the IK must track a whole period; its solutions there start far jumps in time
+        self._knots = [self._ik_start]
+        guess = self._ik_start
+        for t in np.linspace(0.0, self.period, 41)[1:-1]:
             guess = self._solve_ik(self._joint_guess(t), guess)[self.ik]
+            self._knots.append(guess)
+
+    # -- the squat of a model without a hand-made posture ---------------------------------
+    SQUAT_KNEE = (0.70, 0.30)    # knee flexion: offset, amplitude [rad] (0.4 to 1.0 rad)
+    SWAY = 0.06                  # hip roll amplitude [rad] (ankle roll: the opposite)
+    LIMIT_MARGIN = 0.02          # [rad] kept from every limit
+
+    def _chain(self, frame):
+        """User indices of the joints from the root to ``frame``, root first."""
+        model = self.kd.model
+        return list(model.path_coordinates[model.frame_body[model.frame_index[frame]]])
+
+    def _limits(self, k):
+        limits = self.kd.model.limits.get(self.joints[k])
+        if limits is None or not limits[0] < limits[1]:
+            return -np.inf, np.inf
+        return float(limits[0]), float(limits[1])
+
+    def _reference(self):
+        """The reference posture: every joint at 0, or at its nearest limit."""
+        return np.array([np.clip(0.0, *self._limits(k)) for k in range(self.n)])
+
+    def _leg_axes(self, frame, chain, s):
+        """{'pitch': [(k, sign)], 'roll': [(k, sign)]} of the revolute joints of ``chain``
+        whose axis (base axes, at ``s``) is the base's y (pitch) or x (roll) axis."""
+        jac = self.kd.relative_jacobian(frame, s)
+        out = {"pitch": [], "roll": []}
+        for k in chain:
+            axis = jac[3:, k]
+            if np.linalg.norm(axis) < 0.5:
+                continue
+            for name, i in (("pitch", 1), ("roll", 0)):
+                if abs(axis[i]) > 0.9:
+                    out[name].append((k, float(np.sign(axis[i]))))
+        return out
+
+    def _fits(self, k, offset, amplitude):
+        lower, upper = self._limits(k)
+        return (lower + self.LIMIT_MARGIN <= offset - abs(amplitude)
+                and offset + abs(amplitude) <= upper - self.LIMIT_MARGIN)
+
+    def _leg_plan(self, left, right):
+        """(offsets, terms, right-leg guess) of the free joints: the squat and sway of the
+        left leg (module docstring), small sinusoids for the rest."""
+        kd = self.kd
+        free = [int(k) for k in self.free]
+        where = {k: i for i, k in enumerate(free)}
+        reference = self._reference()
+        left_chain = self._chain(left)
+        right_chain = [k for k in self._chain(right) if k in set(self.ik.tolist())]
+        axes = self._leg_axes(left, left_chain, reference)
+        rest = [k for k in free if k not in left_chain]
+        offsets, terms = _generic_trajectory(kd, [self.joints[k] for k in rest])
+        plan_offsets = {k: reference[k] for k in left_chain}
+        plan_offsets.update({k: o for k, o in zip(rest, offsets)})
+        plan_terms = [(rest[i], a, h, p) for i, a, h, p in terms]
+        phi0 = []   # pitch angles of the left leg at t = 0, hip to ankle
+        pitch, roll = axes["pitch"], axes["roll"]
+        notes = []
+        if len(pitch) >= 3:
+            (hip, s_hip), (ankle, s_ankle) = pitch[0], pitch[-1]
+            knee, s_knee = max(pitch[1:-1], key=lambda p: self._limits(p[0])[1]
+                               - self._limits(p[0])[0])
+            lower, upper = self._limits(knee)
+            bend = s_knee * (1.0 if upper >= -lower else -1.0)   # sign of phi_knee
+            offset, amplitude = self.SQUAT_KNEE
+            for scale in (1.0, 0.75, 0.5, 0.25):
+                phi = {knee: (bend * offset * scale, bend * amplitude * scale),
+                       hip: (-bend * offset * scale / 2, -bend * amplitude * scale / 2),
+                       ankle: (-bend * offset * scale / 2, -bend * amplitude * scale / 2)}
+                signs = {hip: s_hip, knee: s_knee, ankle: s_ankle}
+                q = {k: (o / signs[k], a / signs[k]) for k, (o, a) in phi.items()}
+                if all(self._fits(k, o, a) for k, (o, a) in q.items()):
+                    break
+            else:
+                q = {}
+                notes.append("the leg's limits leave no room for a squat")
+            for k, (o, a) in q.items():
+                plan_offsets[k] = o
+                plan_terms.append((k, a, 2, _DOWN))
+            phi0 = [(phi[k][0] - phi[k][1]) if k in q else 0.0 for k, _ in pitch]
+            self.squat_joints = [self.joints[k] for k in (hip, knee, ankle)] if q else []
+        else:
+            notes.append(f"{len(pitch)} pitch joints on the leg to {left} (3 are needed "
+                         "to squat)")
+            self.squat_joints = []
+        self.sway_joints = []
+        if len(roll) >= 2:
+            (hip_r, s_hr), (ankle_r, s_ar) = roll[0], roll[-1]
+            for amp in (self.SWAY, self.SWAY / 2):
+                q = {hip_r: amp / s_hr, ankle_r: -amp / s_ar}
+                if all(self._fits(k, plan_offsets[k], a) for k, a in q.items()):
+                    for k, a in q.items():
+                        plan_terms.append((k, a, 1, 0.0))
+                    self.sway_joints = [self.joints[hip_r], self.joints[ankle_r]]
+                    break
+        self.plan_notes = notes
+        # the right leg's initial guess: the left leg's pitch angles, joint for joint
+        right_pitch = self._leg_axes(right, right_chain, reference)["pitch"]
+        guess = reference[self.ik].copy()
+        if len(right_pitch) == len(phi0):
+            ik_index = {k: i for i, k in enumerate(self.ik.tolist())}
+            for (k, sign), phi in zip(right_pitch, phi0):
+                guess[ik_index[k]] = phi / sign
+        out_offsets = [plan_offsets[k] for k in free]
+        out_terms = [(where[k], a, h, p) for k, a, h, p in plan_terms]
+        return out_offsets, out_terms, guess
 
     def _setup_fixed_base(self):
         root = self.kd.model.root_link
@@ -377,9 +517,9 @@ class Motion:
     def sample(self, t):
         """The :class:`MotionSample` at time ``t`` [s].
 
-        In biped mode the IK is warm-started from the previous call, so sampling in time
-        order (small steps) is fastest; any order converges to the same branch as long as
-        steps stay below about a tenth of the period.
+        In biped mode the IK is warm-started from the previous call when it is close in time
+        (sampling in time order is fastest), else from the set-up's solution at the nearest
+        of 40 times of the period: any order converges to the same branch.
         """
         kd = self.kd
         s, s_dot, s_ddot = np.zeros(self.n), np.zeros(self.n), np.zeros(self.n)
@@ -413,12 +553,13 @@ class Motion:
                             nu[6:].copy(), nu_dot[6:].copy(), tau, wrenches, poses, com)
 
     def _ik_guess(self, t):
-        if self._last is None:
-            return self._ik_start
-        t_last, s_last, sd_last = self._last
-        if abs(t - t_last) > 0.1 * self.period:
-            return s_last
-        return s_last + sd_last * (t - t_last)
+        """The last solution moved along its velocity, or, far from it, the set-up's solution
+        at the nearest of 40 times of the period."""
+        if self._last is not None and abs(t - self._last[0]) <= 0.05 * self.period:
+            t_last, s_last, sd_last = self._last
+            return s_last + sd_last * (t - t_last)
+        knot = int(round((t % self.period) / self.period * len(self._knots))) % len(self._knots)
+        return self._knots[knot]
 
     def _split(self, base_wrench, base_position, poses, com):
         """Contact wrenches (MIXED) whose base rows sum to ``base_wrench``: see the module doc."""
@@ -450,64 +591,8 @@ class _NotABiped(Exception):
 
 
 
-def convex_hull(points):
-    """Convex hull (m, 2) of 2D points (k, 2), counter-clockwise (Andrew's monotone chain)."""
-    pts = sorted(set(map(tuple, np.asarray(points, dtype=float))))
-    if len(pts) < 3:
-        return np.array(pts)
-
-    def half(seq):
-        out = []
-        for p in seq:
-            while len(out) >= 2 and ((out[-1][0] - out[-2][0]) * (p[1] - out[-2][1])
-                                     - (out[-1][1] - out[-2][1]) * (p[0] - out[-2][0])) <= 0:
-                out.pop()
-            out.append(p)
-        return out
-
-    lower, upper = half(pts), half(reversed(pts))
-    return np.array(lower[:-1] + upper[:-1])
-
-
-NOMINAL_FOOT = (0.16, 0.07)   # length, width [m] of the outline drawn without a collision box
-
-
 def foot_outline(kd, urdf_xml, sole):
-    """Outline (m, 2) of a foot in its sole frame's xy plane [m], counter-clockwise.
-
-    From the ``<box>`` collision of the sole link or of the first link above it (through
-    fixed joints) that has one; without any, a nominal 16 x 7 cm rectangle centred on the
-    sole origin.
-    """
-    root = ET.fromstring(urdf_xml)
-    parent_of = {j.find("child").get("link"): (j.find("parent").get("link"), j.get("type"))
-                 for j in root.iter("joint")
-                 if j.find("child") is not None and j.find("parent") is not None}
-    links = {link.get("name"): link for link in root.iter("link")}
-    s = np.zeros(kd.NDoF)
-    w_H_sole = kd.forward_kinematics(sole, np.eye(4), s)
-    link = sole
-    for _ in range(4):
-        for collision in links[link].iter("collision") if link in links else ():
-            box = collision.find("geometry/box")
-            if box is None:
-                continue
-            size = np.array([float(v) for v in box.get("size").split()])
-            origin = collision.find("origin")
-            xyz = [0.0] * 3 if origin is None else [float(v) for v in
-                                                    origin.get("xyz", "0 0 0").split()]
-            rpy = [0.0] * 3 if origin is None else [float(v) for v in
-                                                    origin.get("rpy", "0 0 0").split()]
-            corners = np.array([[x, y, z] for x in (-0.5, 0.5) for y in (-0.5, 0.5)
-                                for z in (-0.5, 0.5)]) * size
-            corners = corners @ rpy_to_matrix(rpy).T + xyz
-            sole_H_link = inverse_homogeneous(w_H_sole) @ kd.forward_kinematics(link, np.eye(4),
-                                                                                 s)
-            local = corners @ sole_H_link[:3, :3].T + sole_H_link[:3, 3]
-            return convex_hull(local[:, :2])
-        parent = parent_of.get(link)
-        if parent is None or parent[1] != "fixed":
-            break
-        link = parent[0]
-    length, width = NOMINAL_FOOT
-    return np.array([[-length, -width], [length, -width], [length, width], [-length, width]]) / 2
+    """Outline (m, 2) of a foot in its frame's xy plane [m], counter-clockwise: the
+    :func:`.feet.sole_geometry` of the link (the bottom of its body's collision geometry, or
+    a nominal 16 x 7 cm rectangle, ``NOMINAL_FOOT``, centred on its origin)."""
+    return sole_geometry(kd, urdf_xml, sole).outline

@@ -4,9 +4,13 @@ Every function takes a :class:`Series` (arrays of one run, see its docstring) an
 writes one PNG and returns the path:
 
 - :func:`plot_com`: CoM ground track over the feet (top view, with the sole outlines, the
-  support polygon and each foot's centre of pressure), CoM height and CoM velocity.
-- :func:`plot_momentum`: linear and angular centroidal momentum.
-- :func:`plot_gravity_torques`: gravity torques, legs and arms (and torso/head).
+  support polygon and each foot's centre of pressure; coloured by the time within the
+  motion's period, which repeats), CoM height and CoM velocity.
+- :func:`plot_momentum`: linear and angular centroidal momentum (about the CoM, world axes).
+- :func:`plot_gravity_torques`: per limb (left/right leg, left/right arm, torso & head), the
+  joint part of g(q) (what would hold the posture with the base fixed in space), the
+  equilibrium torques (what holds the robot still on its feet, with contact forces) and
+  their difference.
 - :func:`plot_forward_dynamics`: the node's forward-dynamics joint accelerations against
   the motion's, and the error.
 - :func:`plot_latency`: histogram of the node latency with its percentiles.
@@ -24,10 +28,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 
-from .motion import convex_hull  # noqa: E402
+from ..dynamics.contacts import convex_hull  # noqa: E402
+from .feet import side_of  # noqa: E402
 
 __all__ = ["Series", "plot_all", "plot_com", "plot_momentum", "plot_gravity_torques",
-           "plot_forward_dynamics", "plot_latency", "joint_groups"]
+           "plot_forward_dynamics", "plot_latency", "joint_groups", "joint_label"]
 
 DPI = 120
 AXES = "xyz"
@@ -51,6 +56,10 @@ class Series:
     - ``in_sync`` (k,) bool: the node used the tick's own odometry and wrenches (see
       :mod:`.analysis`); forward dynamics can match the motion only on those ticks.
     - ``title``: model name shown in the figures.
+    - ``eq_t`` (j,), ``equilibrium_torques`` and ``eq_gravity_torques`` (j, n): the node's
+      ~/equilibrium_torques (published at its equilibrium_rate, not every tick) and its
+      ~/gravity_torques of the same ticks.
+    - ``period``: of the motion [s] (None: not periodic).
     """
 
     t: np.ndarray
@@ -69,10 +78,19 @@ class Series:
     latency_ms: np.ndarray = field(default_factory=lambda: np.zeros(0))
     in_sync: np.ndarray = None
     title: str = ""
+    eq_t: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    equilibrium_torques: np.ndarray = None
+    eq_gravity_torques: np.ndarray = None
+    period: float = None
 
     def __post_init__(self):
         if self.in_sync is None:
             self.in_sync = np.ones(len(self.t), dtype=bool)
+        n = len(self.joint_names)
+        if self.equilibrium_torques is None:
+            self.equilibrium_torques = np.zeros((len(self.eq_t), n))
+        if self.eq_gravity_torques is None:
+            self.eq_gravity_torques = np.zeros((len(self.eq_t), n))
 
     def fd_error(self):
         """(k,) max |FD - motion| over joints and base per tick (NaN without FD); see
@@ -85,23 +103,38 @@ class Series:
         return out
 
 
+LIMB_WORDS = (("leg", ("hip", "knee", "ankle", "leg", "foot", "toe")),
+              ("arm", ("shoulder", "elbow", "wrist", "arm", "hand", "gripper", "finger",
+                       "thumb")),
+              ("torso & head", ("torso", "neck", "head", "waist", "chest", "spine", "trunk")))
+GROUP_ORDER = ("left leg", "right leg", "legs", "left arm", "right arm", "arms",
+               "torso & head", "other")
+
+
 def joint_groups(names):
-    """{group: [joint indices]}: legs, arms, torso & head (by the usual joint names), or
-    one group 'joints' when no name matches."""
-    rules = (("legs", ("hip", "knee", "ankle", "leg", "foot")),
-             ("arms", ("shoulder", "elbow", "wrist", "arm", "hand")),
-             ("torso & head", ("torso", "neck", "head", "waist", "chest")))
+    """{group: [joint indices]} per limb, by joint name: 'left leg', 'right leg', 'left arm',
+    'right arm' (side by the words l/left, r/right of the name, as the feet), 'legs' and
+    'arms' (no side), 'torso & head', 'other'; one group 'joints' when no name matches."""
     groups = {}
     for i, name in enumerate(names):
-        for group, keys in rules:
-            if any(k in name.lower() for k in keys):
-                groups.setdefault(group, []).append(i)
+        low = name.lower()
+        for limb, keys in LIMB_WORDS:
+            if any(k in low for k in keys):
+                side = side_of(name) if limb != "torso & head" else None
+                group = f"{side} {limb}" if side else (limb if limb == "torso & head"
+                                                       else limb + "s")
                 break
         else:
-            groups.setdefault("other", []).append(i)
+            group = "other"
+        groups.setdefault(group, []).append(i)
     if set(groups) == {"other"}:
         return {"joints": groups["other"]}
-    return {g: groups[g] for g in ("legs", "arms", "torso & head", "other") if g in groups}
+    return {g: groups[g] for g in GROUP_ORDER if g in groups}
+
+
+def joint_label(name):
+    """A joint's name for a legend: without a trailing '_joint'."""
+    return name[:-6] if name.endswith("_joint") and len(name) > 6 else name
 
 
 def _finish(fig, path):
@@ -139,11 +172,20 @@ def plot_com(series, path):
     xy = series.com[:, :2]
     if len(xy) > 1:
         segments = np.stack([xy[:-1], xy[1:]], axis=1)
+        period = series.period
+        cyclic = period is not None and series.t[-1] - series.t[0] > period
         lines = LineCollection(segments, cmap="viridis", lw=2.5, zorder=4)
-        lines.set_array(series.t[:-1])
+        if cyclic:   # the track repeats: colour by the time within the period
+            lines.set_array(np.mod(series.t[:-1], period))
+            lines.set_clim(0.0, period)
+            label = f"time within the {period:g} s period [s] (the track repeats)"
+        else:
+            lines.set_array(series.t[:-1])
+            label = "time [s]"
         top.add_collection(lines)
-        fig.colorbar(lines, ax=top, label="time [s]", shrink=0.7, pad=0.01)
+        fig.colorbar(lines, ax=top, label=label, shrink=0.7, pad=0.01)
         top.plot(*xy[0], "o", color="k", ms=5, zorder=5, label="CoM at start")
+        _time_marks(top, series.t, xy, period if cyclic else None)
     top.plot([], [], color=plt.get_cmap("viridis")(0.6), lw=2.5,
              label="CoM ground track (node ~/com)")
     top.set_aspect("equal", adjustable="datalim")
@@ -173,48 +215,127 @@ def plot_com(series, path):
     return _finish(fig, path)
 
 
+def _time_marks(ax, t, xy, period):
+    """Small labelled dots on the track at whole seconds (of the period when cyclic), so the
+    direction and speed along it read without the colour bar."""
+    span = period if period is not None else t[-1] - t[0]
+    step = 1.0 if span <= 8 else float(np.ceil(span / 8))
+    phase = np.mod(t, period) if period is not None else t
+    marks = []   # [(position, [times])]: marks closer than 3 mm share a label
+    for mark in np.arange(0.0, span - 1e-9, step):
+        if period is None and mark < t[0]:
+            continue
+        i = int(np.argmin(np.abs(phase - mark)))
+        if abs(phase[i] - mark) > 0.05:
+            continue
+        for position, times in marks:
+            if np.linalg.norm(position - xy[i]) < 0.003:
+                times.append(mark)
+                break
+        else:
+            marks.append((xy[i], [mark]))
+    for position, times in marks:
+        ax.plot(*position, "o", ms=3.5, color="white", mec="k", mew=0.8, zorder=6)
+        ax.annotate(", ".join(f"{m:g}" for m in times) + " s", position, xytext=(5, 4),
+                    textcoords="offset points", fontsize=7.5, color="0.15", zorder=6)
+
+
 def plot_momentum(series, path):
     """Linear (m v_com) and angular (about the CoM) centroidal momentum, world axes."""
-    fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True, layout="constrained")
-    for row, (label, unit) in enumerate((("linear", "kg m/s"), ("angular", "kg m²/s"))):
+    fig, axes = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True, layout="constrained")
+    rows = (("linear momentum m·v_CoM", "kg m/s"),
+            ("angular momentum about the CoM", "kg m²/s"))
+    for row, (label, unit) in enumerate(rows):
         for i in range(3):
             axes[row].plot(series.t, series.momentum[:, 3 * row + i], color=COLORS[i],
-                           lw=1.5, label=AXES[i])
-        axes[row].set_ylabel(f"{label} [{unit}]")
-        axes[row].legend(fontsize=8, ncol=3, loc="upper right")
+                           lw=1.5, label=f"{AXES[i]} (world)")
+        axes[row].set_ylabel(f"[{unit}]")
+        axes[row].set_title(label, fontsize=10, loc="left")
+        axes[row].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.005, 1.0))
         axes[row].grid(alpha=0.3)
     axes[-1].set_xlabel("time [s]")
-    _suptitle(fig, "Centroidal momentum (node ~/centroidal_momentum)", series)
+    _suptitle(fig, "Centroidal momentum: about the CoM, world axes "
+                   "(node ~/centroidal_momentum)", series)
     return _finish(fig, path)
 
 
+def _with_gaps(t, values, factor=5.0, minimum=0.25):
+    """(t, values) with a NaN row wherever samples are more than ``factor`` times their
+    median spacing and ``minimum`` [s] apart, so that lines break there instead of
+    bridging the gap."""
+    if len(t) < 3:
+        return t, values
+    dt = np.diff(t)
+    gaps = np.flatnonzero(dt > max(factor * np.median(dt), minimum))
+    t = np.insert(np.asarray(t, dtype=float), gaps + 1, np.nan)
+    values = np.insert(np.asarray(values, dtype=float), gaps + 1, np.nan, axis=0)
+    return t, values
+
+
+GRAVITY_TITLES = (
+    "g(q), joint part (~/gravity_torques):\nholds this posture if the base were fixed in space",
+    "equilibrium torques (~/equilibrium_torques):\nhold the robot still on its feet, "
+    "with contact forces",
+    "equilibrium − g(q):\nwhat the contact forces take over (−J_cᵀ f, joint rows)")
+
+
 def plot_gravity_torques(series, path):
-    """Gravity torques of each joint group, one panel per group."""
+    """Per limb (rows): g(q)'s joint part, the equilibrium torques and their difference."""
     groups = joint_groups(series.joint_names)
-    fig, axes = plt.subplots(len(groups), 1, figsize=(11, 3.2 * len(groups)), sharex=True,
-                             layout="constrained", squeeze=False)
-    for ax, (group, idx) in zip(axes[:, 0], groups.items()):
-        cmap = plt.get_cmap("tab20")
-        for c, i in enumerate(idx):
-            ax.plot(series.t, series.gravity_torques[:, i], color=cmap(c % 20), lw=1.3,
-                    label=series.joint_names[i])
-        ax.set_ylabel(f"{group} [N m]")
-        ax.legend(fontsize=7, ncol=1 + len(idx) // 8, loc="center left",
-                  bbox_to_anchor=(1.0, 0.5))
-        ax.grid(alpha=0.3)
-    axes[-1, 0].set_xlabel("time [s]")
-    _suptitle(fig, "Gravity torques (node ~/gravity_torques)", series)
+    has_eq = len(series.eq_t) > 0 and np.isfinite(series.equilibrium_torques).any()
+    cols = 3 if has_eq else 1
+    fig, axes = plt.subplots(len(groups), cols, figsize=(6 + 4.6 * cols, 1.0 + 2.5 * len(groups)),
+                             sharex=True, sharey="row", layout="constrained", squeeze=False)
+    panels = [(series.t, series.gravity_torques)]
+    if has_eq:
+        panels += [_with_gaps(series.eq_t, series.equilibrium_torques),
+                   _with_gaps(series.eq_t,
+                              series.equilibrium_torques - series.eq_gravity_torques)]
+    for row, (group, idx) in enumerate(groups.items()):
+        cmap = plt.get_cmap("tab10" if len(idx) <= 10 else "tab20")
+        for col, (t, values) in enumerate(panels):
+            ax = axes[row, col]
+            for c, i in enumerate(idx):
+                ax.plot(t, values[:, i], color=cmap(c % cmap.N), lw=1.4,
+                        label=joint_label(series.joint_names[i]))
+            ax.axhline(0.0, color="0.5", lw=0.6, zorder=0)
+            ax.grid(alpha=0.3)
+            if row == 0:
+                ax.set_title(GRAVITY_TITLES[col], fontsize=9.5)
+        axes[row, 0].set_ylabel(f"{group} [N m]")
+        axes[row, -1].legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                             ncol=1 + len(idx) // 9, title=group, title_fontsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("time [s]")
+    note = ("On a floating base the weight goes through the feet: g(q)'s joint part is not "
+            "what a standing robot's joints carry; the equilibrium torques are.")
+    if not has_eq:
+        note = ("No ~/equilibrium_torques received (no contact with a force above the "
+                "node's contact_force_threshold, or equilibrium_rate 0).")
+    _suptitle(fig, "Joint torques against gravity", series)
+    fig.text(0.5, 0.0, note, ha="center", va="bottom", fontsize=9, color="0.25")
+    fig.get_layout_engine().set(rect=(0, 0.025, 1, 0.975))
     return _finish(fig, path)
 
 
 def _busiest_joints(series, count=4):
-    spread = np.nanstd(series.motion_joint_acc, axis=0)
-    return list(np.argsort(-spread)[:count])
+    """The ``count`` joints whose accelerations vary most, one of each set of joints that
+    move alike (a squat moves hip and ankle pitch the same)."""
+    acc = series.motion_joint_acc
+    spread = np.nanstd(acc, axis=0)
+    chosen = []
+    for i in np.argsort(-spread):
+        if len(chosen) == count:
+            break
+        if all(np.nanmax(np.abs(acc[:, i] - acc[:, j])) > 1e-6 * max(spread[j], 1e-12)
+               for j in chosen):
+            chosen.append(int(i))
+    return chosen
 
 
 def plot_forward_dynamics(series, path):
     """The node's forward dynamics against the motion's accelerations, and the error."""
-    fig, axes = plt.subplots(2, 1, figsize=(11, 7), sharex=True, layout="constrained",
+    fig, axes = plt.subplots(2, 1, figsize=(13, 7), sharex=True, layout="constrained",
                              gridspec_kw={"height_ratios": (1.6, 1)})
     cmap = plt.get_cmap("tab10")
     sync = np.asarray(series.in_sync, dtype=bool)
@@ -222,11 +343,13 @@ def plot_forward_dynamics(series, path):
     for c, i in enumerate(_busiest_joints(series)):
         name = series.joint_names[i]
         axes[0].plot(series.t, series.motion_joint_acc[:, i], color=cmap(c), lw=1.5,
-                     label=f"{name}: motion")
+                     label=f"{joint_label(name)}: motion")
         axes[0].plot(series.t[shown], series.fd_joint_acc[shown, i], "o", color=cmap(c),
-                     ms=3.5, mfc="none", label=f"{name}: node forward dynamics")
+                     ms=3.5, mfc="none", label=f"{joint_label(name)}: node")
     axes[0].set_ylabel("joint acceleration [rad/s²]")
-    axes[0].legend(fontsize=7, ncol=2, loc="upper right")
+    axes[0].set_title("the 4 joints that accelerate most: line = motion, "
+                      "circles = node", fontsize=9.5, loc="left")
+    axes[0].legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     axes[0].grid(alpha=0.3)
     floor = 1e-16
     err = {"joints [rad/s²]": np.abs(series.fd_joint_acc - series.motion_joint_acc),
@@ -241,11 +364,11 @@ def plot_forward_dynamics(series, path):
             axes[1].semilogy(series.t[~sync], worst[~sync], "x", color=color, ms=4, alpha=0.35)
     if (~sync).any():
         axes[1].plot([], [], "x", color="0.4",
-                     label=f"{(~sync).sum()} ticks computed with another tick's odometry or "
-                           "wrench")
+                     label=f"{(~sync).sum()} ticks computed with\nanother tick's odometry "
+                           "or wrench")
     axes[1].set_ylabel("|node FD − motion|")
     axes[1].set_xlabel("time [s]")
-    axes[1].legend(fontsize=8, loc="upper right", framealpha=0.9)
+    axes[1].legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     axes[1].grid(alpha=0.3, which="both")
     _suptitle(fig, "Forward dynamics from measured torques and contact wrenches", series)
     return _finish(fig, path)

@@ -93,7 +93,7 @@ class _RawWriter(Writer):
     """mcap_ros2's writer plus :meth:`write_serialized` for CDR bytes already encoded by rclpy.
 
     (Uses the writer's ``_writer`` / ``_channel_ids``, as its own ``write_message`` does;
-    mcap-ros2-support is pinned in scripts/requirements.txt.)
+    mcap-ros2-support is pinned in scripts/requirements-<distro>.txt.)
     """
 
     def write_serialized(self, topic, schema, data, log_time, publish_time=None, sequence=0):

@@ -2,11 +2,16 @@
 
 :func:`run` does, in order:
 
-1. builds the model (default iCubGazeboV2_5 from the ``icub-models`` package) and the
-   :class:`~kin_dyn_ros.demo.motion.Motion`, and tabulates one period of it at the
-   joint-state rate (while the node starts);
+1. loads the model (default iCubGazeboV2_5 from the ``icub-models`` package) and its feet
+   (:mod:`.robot`, :mod:`.feet`: given, or guessed from the link names), builds the
+   :class:`~kin_dyn_ros.demo.motion.Motion` on those feet, and tabulates one period of it at
+   the joint-state rate (while the node starts);
 2. starts the node as a user would, ``kin_dyn_node --ros-args --params-file
-   config/kin_dyn.yaml -p contacts:=[...]``, with its log in ``<output>/node.log``;
+   config/kin_dyn.yaml --params-file <contacts> -p contacts:=[...]``, with its log in
+   ``<output>/node.log``. <contacts> is config/icub.yaml for the default model (iCub's soles),
+   else ``<output>/contacts.yaml``, written from the model (the feet and their soles'
+   corners: :func:`.feet.contacts_yaml`); a model held by its root gets no contact geometry
+   and ``equilibrium_rate:=0.0`` (a robot bolted by its root has no stance to check);
 3. publishes ``robot_description`` once (reliable, transient_local) and waits until the
    node's /tf_static arrives and every publisher/subscription pair has matched;
 4. for ``duration`` seconds, a wall-clock timer publishes every due tick (catching up when
@@ -50,16 +55,18 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from ..node.conversions import float_array, matrix_to_pose
-from ..dynamics import KinDynComputations
 from ..node.markers import FORCE_SCALE
 from ..process_time import cpu_seconds
 from ..node.spinning import spin_until
 from .analysis import align
+from .feet import contacts_yaml
 from .motion import Motion, body_twist, wrench_in_frame
 from .plots import plot_all
 from .recorder import McapRecorder
+from .robot import ICUB_FEET, ModelError, load_robot
 
-__all__ = ["Options", "Summary", "run", "default_model", "NODE_NAME"]
+__all__ = ["Options", "Summary", "run", "default_model", "prepare_robot", "UsageError",
+           "NODE_NAME", "OUTPUT_FILES"]
 
 NODE_NAME = "kin_dyn_node"
 DEFAULT_MODEL = "iCubGazeboV2_5"
@@ -70,6 +77,16 @@ PRIME_S = 0.03         # between the first odometry/wrenches and the first joint
 STOP_TIMEOUT_S = 10.0
 MAX_BURST = 2          # ticks published at most per timer call (one missed tick caught up;
                        # a real driver drops what it could not send in time)
+CONTACTS_FILE = "contacts.yaml"
+# what a run writes into its output folder (an earlier run's are removed first)
+OUTPUT_FILES = ("kin_dyn_demo.mcap", "node.log", "summary.json", "series.npz", CONTACTS_FILE,
+                "com.png", "momentum.png", "gravity_torques.png", "forward_dynamics.png",
+                "latency.png")
+
+
+class UsageError(ValueError):
+    """The options cannot work with this model (``--feet`` that cannot carry the robot);
+    python -m kin_dyn_ros.demo reports it as a usage error (exit code 2)."""
 
 
 @dataclass
@@ -81,6 +98,7 @@ class Options:
     rate: float = 500.0          # joint states, odometry and wrenches [Hz]
     progress: bool = True
     docs_image: str = None       # also copy the CoM plot here (None: no copy)
+    feet: tuple = None           # (left, right) foot links; None = guessed from link names
 
 
 @dataclass
@@ -94,7 +112,8 @@ class Summary:
     ticks_published: int           # joint states published
     ticks_dropped: int             # skipped because the timer fell > MAX_BURST ticks behind
     ticks_answered: int            # ticks with a ~/forward_dynamics output
-    ticks_per_second: float        # published, over the run's wall time
+    ticks_per_second: float        # joint states published per second of the run (wall time)
+    answers_per_second: float      # ~/forward_dynamics outputs received per second
     latency_ms: dict               # p50, p95, p99, max: JS published -> ~/forward_dynamics
     ticks_in_sync: int             # answered ticks computed from their own odometry/wrenches
     fd_error_max: float            # max |node FD - motion| over those (joints and base)
@@ -103,17 +122,46 @@ class Summary:
     cpu_percent: dict              # CPU use of the demo and of the node while ticking
     message_counts: dict
     files: dict
+    feet: list = None              # [left, right] foot links (None: held by the root)
+    feet_source: str = ""          # how they were found
+    soles: dict = None             # {foot: where its sole outline comes from}
+    com_height_m: dict = None      # min, max of the node's ~/com z above the ground (soles)
     warnings: list = field(default_factory=list)
 
 
 def default_model():
-    """Path of iCubGazeboV2_5's URDF in the installed icub-models package."""
-    import icub_models   # noqa: PLC0415 (optional when --model is given)
-    return icub_models.get_model_file(DEFAULT_MODEL)
+    """Path of iCubGazeboV2_5's URDF in the installed icub-models package (ModelError when
+    the package is missing)."""
+    try:
+        import icub_models   # noqa: PLC0415 (optional when --model is given)
+    except ImportError:
+        raise ModelError("the default model needs the icub-models package (pip install "
+                         "icub-models); or pass --model PATH") from None
+    return str(icub_models.get_model_file(DEFAULT_MODEL))
 
 
-def _config_file():
-    """config/kin_dyn.yaml of the installed package (ament index), else of the source tree."""
+def prepare_robot(options):
+    """The :class:`.robot.Robot` of ``options`` (model and feet); ModelError or FeetError
+    with a one-line message."""
+    default = options.model is None
+    path = default_model() if default else options.model
+    return load_robot(path, options.feet, default=default)
+
+
+def _uses_icub_config(options):
+    """config/icub.yaml (iCub's contacts) applies: the default model on its usual feet."""
+    return options.model is None and options.feet in (None, ICUB_FEET, list(ICUB_FEET))
+
+
+def _config_names(options):
+    """The parameter files of the run: the robot-neutral defaults, then iCub's contacts
+    (config/icub.yaml) when the model is the default iCub on its soles."""
+    return ["kin_dyn.yaml"] + (["icub.yaml"] if _uses_icub_config(options) else [])
+
+
+def _config_files(options):
+    """The existing :func:`_config_names` files of the installed package's config folder
+    (ament index), else of the source tree's."""
     candidates = []
     try:
         from ament_index_python.packages import get_package_share_directory   # noqa: PLC0415
@@ -123,20 +171,24 @@ def _config_file():
     candidates.append(Path(__file__).resolve().parents[2] / "config")
     for folder in candidates:
         if (folder / "kin_dyn.yaml").is_file():
-            return folder / "kin_dyn.yaml"
-    return None
+            return [folder / n for n in _config_names(options) if (folder / n).is_file()]
+    return []
 
 
-def node_command(contacts, params_file):
-    """The command line a user would type to start the node for this demo."""
+def node_command(contacts, params_files, parameters=()):
+    """The command line a user would type to start the node for this demo (``parameters``:
+    more ``name:=value`` overrides)."""
     exe = shutil.which("kin_dyn_node")
     cmd = [exe] if exe else [sys.executable, "-m", "kin_dyn_ros.node"]
     cmd += ["--ros-args"]
-    if params_file is not None:
+    for params_file in params_files or ():
         cmd += ["--params-file", str(params_file)]
     # One marker array per tick (the default markers_rate is 30 Hz, enough for rviz): the
     # analysis reads the contact forces the node used from its force arrows.
-    return cmd + ["-p", f"contacts:=[{', '.join(contacts)}]", "-p", "markers_rate:=100000.0"]
+    cmd += ["-p", f"contacts:=[{', '.join(contacts)}]", "-p", "markers_rate:=100000.0"]
+    for parameter in parameters:
+        cmd += ["-p", parameter]
+    return cmd
 
 
 # ------------------------------------------------------------------------------ inputs
@@ -259,7 +311,8 @@ class _DemoNode:
         self.keep_raw = {f"/{NODE_NAME}/markers": []}   # decoded after the run
         self.latencies = []         # [ms] JS published -> ~/forward_dynamics received
         self.tf_static = False
-        self.next_tick = 0          # ticks whose joint state is published
+        self.next_tick = 0          # ticks whose joint state is published or dropped
+        self.sent = 0               # joint states published
         self._next_half = 0
         self._stamp = None
         self.start_ns = self.end_ns = None
@@ -325,7 +378,7 @@ class _DemoNode:
         """True when the node subscribes to all our inputs and we to its main outputs."""
         if any(pub.get_subscription_count() == 0 for _, pub in self.inputs):
             return False
-        wanted = ["/tf", "/tf_static"] + [f"/{NODE_NAME}/{n}" for n in _DECODED]
+        wanted = ["/tf", "/tf_static"] + [f"/{NODE_NAME}/{n}" for n in _REQUIRED]
         return all(t in self.subscriptions and self.subscriptions[t].get_publisher_count() > 0
                    for t in wanted)
 
@@ -403,12 +456,14 @@ class _DemoNode:
         self.stamp_tick[stamp_ns] = k
         self.published_ns[stamp_ns] = time.perf_counter_ns()
         pub.publish(cdr)
+        self.sent += 1
         self.recorder.write(topic, cdr, time.time_ns())
 
 
 # node outputs kept for the analysis: {topic name under ~/: kind}
 _DECODED = {"com": "com", "centroidal_momentum": "momentum", "gravity_torques": "gravity",
-            "forward_dynamics": "forward_dynamics"}
+            "forward_dynamics": "forward_dynamics", "equilibrium_torques": "equilibrium"}
+_REQUIRED = ("com", "centroidal_momentum", "gravity_torques", "forward_dynamics")   # per tick
 _LATENCY_KIND = "forward_dynamics"
 
 
@@ -419,13 +474,30 @@ def _import_type(type_name):
 
 # ------------------------------------------------------------------------------ progress
 class _Progress:
-    """One updating status line on a terminal (a plain line every 2 s otherwise)."""
+    """One updating status line on a terminal (a plain line every 2 s otherwise): what was
+    really sent (JointStates published per second, ticks dropped by a late timer) and what
+    came back (the node's ~/forward_dynamics outputs received per second)."""
 
     def __init__(self, demo, enabled):
         self.demo, self.enabled = demo, enabled
         self.tty = sys.stderr.isatty()
-        self.last_print = 0.0
-        self.last = (time.monotonic(), 0, 0)
+        self.last_print = time.monotonic()   # the first line after one interval: a rate
+        self.last = (self.last_print, 0, 0)
+
+    def line(self, now):
+        d = self.demo
+        t0, sent0, answers0 = self.last
+        dt = max(now - t0, 1e-9)
+        sent_rate = (d.sent - sent0) / dt
+        answer_rate = (d.answered - answers0) / dt
+        self.last = (now, d.sent, d.answered)
+        recent = d.latencies[-500:]
+        lat = (f"latency p50 {np.percentile(recent, 50):5.2f} ms  p95 "
+               f"{np.percentile(recent, 95):5.2f} ms") if recent else "latency -"
+        elapsed = d.next_tick / d.table.rate
+        dropped = f" | {d.late_ticks} dropped" if d.late_ticks else ""
+        return (f"[{elapsed:5.1f}/{d.options.duration:.1f} s] sent {sent_rate:4.0f} joint "
+                f"states/s | node answered {answer_rate:4.0f}/s{dropped} | {lat}")
 
     def update(self, force=False):
         if not self.enabled:
@@ -433,22 +505,10 @@ class _Progress:
         now = time.monotonic()
         if not force and now - self.last_print < (0.25 if self.tty else 2.0):
             return
-        d = self.demo
-        t0, ticks0, answers0 = self.last
-        dt = max(now - t0, 1e-9)
-        answered = d.answered
-        tick_rate = (d.next_tick - ticks0) / dt
-        answer_rate = (answered - answers0) / dt
-        self.last = (now, d.next_tick, answered)
         self.last_print = now
-        recent = d.latencies[-500:]
-        lat = (f"latency p50 {np.percentile(recent, 50):5.2f} ms  p95 "
-               f"{np.percentile(recent, 95):5.2f} ms") if recent else "latency -"
-        elapsed = d.next_tick / d.table.rate
-        line = (f"[{elapsed:5.1f}/{d.options.duration:.1f} s] published {tick_rate:4.0f} "
-                f"ticks/s | node answered {answer_rate:4.0f}/s | {lat}")
+        line = self.line(now)
         if self.tty:
-            sys.stderr.write("\r" + line.ljust(100))
+            sys.stderr.write("\r" + line.ljust(110))
         else:
             sys.stderr.write(line + "\n")
         sys.stderr.flush()
@@ -466,8 +526,8 @@ def _log(message):
 
 def _ros_environment():
     """The network rule: loopback-only DDS, a domain of our own unless one is set."""
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    os.environ.setdefault("ROS_LOCALHOST_ONLY", "1")
+    from ..loopback import set_loopback_environment   # the variables $ROS_DISTRO reads
+    set_loopback_environment(keep=True)
     if not os.environ.get("ROS_DOMAIN_ID"):
         os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
 
@@ -495,48 +555,98 @@ def _tail(path, lines=20):
         return ""
 
 
-def run(options):
-    """Run the demo with :class:`Options`; returns a :class:`Summary` (RuntimeError when the
-    node does not come up)."""
+def _clear_earlier_run(out):
+    """Remove an earlier run's files (:data:`OUTPUT_FILES`) from ``out``, saying so in one
+    line, so that the folder holds this run only."""
+    earlier = [name for name in OUTPUT_FILES if (out / name).is_file()]
+    if earlier:
+        _log(f"overwriting the earlier run in {out}/: {', '.join(earlier)}")
+        for name in earlier:
+            (out / name).unlink()
+    return earlier
+
+
+def _motion(robot, options, warnings):
+    """The Motion of the robot on its feet (fixed base without feet). UsageError when feet
+    given with --feet cannot carry the robot; a warning when guessed ones cannot."""
+    heights = {f: sole.height for f, sole in robot.soles.items()}
+    motion = Motion(robot.kd, feet=robot.feet, sole_heights=heights)
+    if robot.feet is not None and motion.mode != "biped":
+        if options.feet is not None:
+            raise UsageError(f"--feet {' '.join(robot.feet)}: {motion.reason}")
+        warnings.append(f"the feet {', '.join(robot.feet)} ({robot.feet_source}) cannot carry "
+                        f"the robot ({motion.reason}): it is held by its root instead; name "
+                        "the feet with --feet LEFT RIGHT")
+    return motion
+
+
+def _node_parameters(options, out, robot, motion):
+    """(parameter files, -p overrides, contacts file or None) of the node for this run."""
+    if motion.mode != "biped":
+        neutral = [p for p in _config_files(options) if p.name == "kin_dyn.yaml"]
+        return neutral, ["equilibrium_rate:=0.0"], None
+    params = _config_files(options)
+    if _uses_icub_config(options) and any(p.name == "icub.yaml" for p in params):
+        return params, [], None
+    contacts = out / CONTACTS_FILE
+    contacts.write_text(contacts_yaml([robot.soles[f] for f in motion.contacts], robot.name))
+    return params + [contacts], [], contacts
+
+
+def run(options, robot=None):
+    """Run the demo with :class:`Options` (``robot``: its :func:`prepare_robot`, made here
+    when not given); returns a :class:`Summary`. RuntimeError when the node does not come
+    up; ModelError, FeetError or UsageError (ValueErrors, one line) for a model or feet
+    that cannot work."""
+    robot = prepare_robot(options) if robot is None else robot
+    warnings = []
+    motion = _motion(robot, options, warnings)
     _ros_environment()
     out = Path(options.output)
     out.mkdir(parents=True, exist_ok=True)
-    model_path = options.model or default_model()
-    urdf = Path(model_path).read_text(encoding="utf-8")
-    kd = KinDynComputations(urdf)
-    motion = Motion(kd)
-    model_name = kd.model.name or Path(model_path).stem
-    _log(f"model {model_name} ({model_path}): {kd.NDoF} joints, {kd.get_total_mass():.2f} kg; "
-         f"motion: {motion.mode}" + (f" ({motion.reason})" if motion.reason else "")
-         + f"; contacts {motion.contacts}")
+    _clear_earlier_run(out)
+    kd, model_name = robot.kd, robot.name
+    if motion.mode == "biped":
+        how = (f"squat and sway on {', '.join(motion.contacts)} ({robot.feet_source}; soles: "
+               + "; ".join(f"{f}: {robot.soles[f].source}" for f in motion.contacts) + ")")
+    else:
+        how = f"held by its root link {motion.contacts[0]} ({robot.note or motion.reason})"
+    _log(f"model {model_name} ({robot.path}): {kd.NDoF} joints, {kd.get_total_mass():.2f} kg; "
+         f"motion: {how}")
 
-    params = _config_file()
-    cmd = node_command(motion.contacts, params)
+    params, overrides, contacts_file = _node_parameters(options, out, robot, motion)
+    cmd = node_command(motion.contacts, params, overrides)
     _log("starting the node: " + " ".join(cmd))
     log_path = out / "node.log"
     log_file = open(log_path, "w")
     process = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT,
                                env=dict(os.environ, RCUTILS_COLORIZED_OUTPUT="0"))
-    warnings = [] if params else ["config/kin_dyn.yaml not found: node started without it"]
+    warnings += [f"config/{name} not found: node started without it"
+                 for name in _config_names(options) if name not in {p.name for p in params}]
     try:
         t0 = time.perf_counter()
         ticks_total = int(round(options.duration * options.rate))
-        count = min(ticks_total, int(round(motion.period * options.rate)))
+        count = max(1, min(ticks_total, int(round(motion.period * options.rate))))
         table = _TickTable(motion, options.rate, count, _InputMessages(kd, motion.contacts))
-        _log(f"motion tabulated: {count} samples at {options.rate:.0f} Hz in "
+        _log(f"motion tabulated: {count} samples at {options.rate:g} Hz in "
              f"{time.perf_counter() - t0:.1f} s")
-        summary = _run_ros(options, out, motion, table, urdf, process, log_path, warnings,
-                           model_name)
+        summary = _run_ros(options, out, motion, table, robot.urdf, process, log_path,
+                           warnings, model_name, cmd)
     except ExternalShutdownException:   # Ctrl-C while spinning
         raise KeyboardInterrupt from None
     finally:
         code = _stop(process, log_file)
     if code not in (0, -signal.SIGINT):
         warnings.append(f"the node exited with code {code} (see {log_path})")
-    return _finish(options, out, motion, table, summary, model_name, warnings)
+    result = _finish(options, out, motion, table, summary, robot, warnings)
+    if contacts_file is not None:
+        result.files["contacts"] = str(contacts_file)
+        _write_summary(out, result)
+    return result
 
 
-def _run_ros(options, out, motion, table, urdf, process, log_path, warnings, model_name):
+def _run_ros(options, out, motion, table, urdf, process, log_path, warnings, model_name,
+             cmd):
     # Ctrl-C raises KeyboardInterrupt here (not rclpy's handler, which would invalidate the
     # context under the timer): the run stops early and what was recorded is analysed.
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
@@ -544,7 +654,7 @@ def _run_ros(options, out, motion, table, urdf, process, log_path, warnings, mod
     recorder.add_metadata("kin_dyn_demo", {
         "model": model_name, "mode": motion.mode, "contacts": ",".join(motion.contacts),
         "rate_hz": options.rate, "duration_s": options.duration,
-        "node_command": " ".join(node_command(motion.contacts, _config_file()))})
+        "node_command": " ".join(cmd)})
     demo = None
     executor = SingleThreadedExecutor()
     try:
@@ -598,13 +708,14 @@ def _run_ros(options, out, motion, table, urdf, process, log_path, warnings, mod
         rclpy.try_shutdown()
 
 
-def _finish(options, out, motion, table, ros, model_name, warnings):
+def _finish(options, out, motion, table, ros, robot, warnings):
     demo, recorder = ros["demo"], ros["recorder"]
+    model_name = robot.name
     series = align(motion, table.samples, table.rate, demo.stamp_tick,
                    {kind: demo.decoded(kind) for kind in _DECODED.values()},
                    demo.decoded_raw(f"/{NODE_NAME}/markers"),
                    urdf=demo.description.data, latencies=demo.latencies, title=model_name,
-                   force_scale=FORCE_SCALE)
+                   force_scale=FORCE_SCALE, soles=robot.soles or None)
     err = series.fd_error()
     sync = series.in_sync & np.isfinite(err)
     synced = err[sync]
@@ -628,21 +739,33 @@ def _finish(options, out, motion, table, ros, model_name, warnings):
     if demo.late_ticks:
         warnings.append(f"{demo.late_ticks} ticks dropped: the publishing timer fell more than "
                         f"{MAX_BURST} ticks behind")
-    answered = demo.answered if demo.answered else len(series.t)
+    wall = max(ros["wall"], 1e-9)
+    height = series.com[:, 2][np.isfinite(series.com[:, 2])]
     summary = Summary(
         model=model_name, mode=motion.mode, duration_s=options.duration, rate_hz=options.rate,
-        ticks_published=demo.next_tick - demo.late_ticks, ticks_dropped=demo.late_ticks,
-        ticks_answered=answered,
-        ticks_per_second=(demo.next_tick - demo.late_ticks) / max(ros["wall"], 1e-9),
+        ticks_published=demo.sent, ticks_dropped=demo.late_ticks,
+        ticks_answered=demo.answered,
+        ticks_per_second=demo.sent / wall, answers_per_second=demo.answered / wall,
         latency_ms=_quantiles(np.array(demo.latencies)),
         ticks_in_sync=int(sync.sum()),
         fd_error_max=float(synced.max()) if len(synced) else float("nan"),
         fd_error_joints_max=float(joint_err.max()) if joint_err.size else float("nan"),
         fd_error_all_ticks_max=float(np.nanmax(err)) if np.isfinite(err).any() else float("nan"),
         cpu_percent={k: round(v, 1) for k, v in ros["cpu"].items()},
-        message_counts=dict(sorted(recorder.counts.items())), files=files, warnings=warnings)
+        message_counts=dict(sorted(recorder.counts.items())), files=files,
+        feet=list(motion.contacts) if motion.mode == "biped" else None,
+        feet_source=robot.feet_source if motion.mode == "biped" else "",
+        soles={f: robot.soles[f].source for f in motion.contacts} if motion.mode == "biped"
+        else None,
+        com_height_m={"min": float(height.min()), "max": float(height.max())} if len(height)
+        else None,
+        warnings=warnings)
     files["summary"] = str(out / "summary.json")
-    (out / "summary.json").write_text(json.dumps(asdict(summary), indent=2) + "\n")
+    _write_summary(out, summary)
     np.savez_compressed(out / "series.npz", **{k: v for k, v in asdict(series).items()
                                                if isinstance(v, np.ndarray)})
     return summary
+
+
+def _write_summary(out, summary):
+    (out / "summary.json").write_text(json.dumps(asdict(summary), indent=2) + "\n")

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-__all__ = ["checked_array", "checked_arrays"]
+__all__ = ["checked_array", "checked_arrays", "finite_array"]
 
 
 def checked_array(name, value, shape):
@@ -13,6 +13,15 @@ def checked_array(name, value, shape):
         raise ValueError(f"expected {name} with shape {shape}, got {arr.shape}")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf")
+    return arr
+
+
+def finite_array(name, values):
+    """float64 array of ``values`` (any shape); ValueError naming ``name`` and listing the
+    values when one is NaN or inf."""
+    arr = np.asarray(values, dtype=float)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf: {arr.tolist()}")
     return arr
 
 

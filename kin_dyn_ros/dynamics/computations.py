@@ -27,7 +27,7 @@ import numpy as np
 from . import algorithms as alg
 from .checks import checked_array, checked_arrays
 from .kinematics import chain_poses, chain_product, forward_pass, path_columns, transform_wrench
-from .model import build_model
+from .model import MimicJoints, build_model
 from .representations import (Representations, base_drift, base_transform, base_transform_dot,
                               base_transform_inverse, frame_drift, frame_transform,
                               parse_representation, rep_frame_pose)
@@ -113,6 +113,7 @@ class KinDynComputations:
         self._cols = np.concatenate([np.arange(6), 6 + self.model.internal])
         self._zero_n = np.zeros(n)
         self._total_mass = self.model.total_mass
+        self._mimic = MimicJoints(self.model.joints_name_list, self.model.mimic)
 
     # -- model information --------------------------------------------------------------
     @property
@@ -166,11 +167,13 @@ class KinDynComputations:
 
     def apply_mimic(self, s):
         """Copy of joint positions ``s`` (n,) with mimic joints set to multiplier * master + offset."""
-        out = np.array(checked_array("s", s, (self.model.n,)))
-        pos = {nm: i for i, nm in enumerate(self.model.joints_name_list)}
-        for name, (master, mult, offset) in self.model.mimic.items():
-            out[pos[name]] = mult * out[pos[master]] + offset
-        return out
+        return self._mimic.positions(checked_array("s", s, (self.model.n,)))
+
+    def fill_mimic(self, s, s_dot):
+        """Copies of joint positions ``s`` (n,) and velocities ``s_dot`` (n,) with the mimic
+        joints following their masters: ``m q + o`` and ``m dq`` (:class:`.model.MimicJoints`)."""
+        s, s_dot = checked_arrays(("s", s, (self.model.n,)), ("s_dot", s_dot, (self.model.n,)))
+        return self._mimic.positions(s), self._mimic.velocities(s_dot)
 
     # -- internal helpers ---------------------------------------------------------------
     def _frame(self, frame):

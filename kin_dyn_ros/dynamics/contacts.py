@@ -29,6 +29,10 @@ equilibrium for legged robots", IEEE T-RO 24(4)): with ``f_i`` in the cones,
   (exact for the linearised cones, to the LP tolerance, ~1e-9 m). About 2 ms per LP: fine at
   planning rates, not per 1 kHz tick.
 
+:func:`ground_support` (the node's per-tick support) is always the first: the hull of the
+points projected along gravity, with the CoM's margin and projection (:class:`GroundSupport`);
+:func:`normal_force` tells which contacts are active.
+
 Ground coordinates: ``(c . e1, c . e2)`` with ``e1``, ``e2`` orthonormal and normal to gravity
 (world x and y when gravity is along -z), ``(e1, e2, up)`` right-handed. World frame: the
 frame of ``world_H_link`` (the ``w_H_b`` world of ``KinDynComputations``).
@@ -42,8 +46,10 @@ from scipy.optimize import linprog
 from .checks import checked_array
 from .spatial import cross3, skew
 
-__all__ = ["Contact", "SupportPolygon", "contact_poses", "convex_hull", "friction_cone_halfspaces",
-           "ground_axes", "support_polygon", "world_contacts", "DEFAULT_FACETS"]
+__all__ = ["Contact", "SupportPolygon", "GroundSupport", "contact_poses", "convex_hull",
+           "friction_cone_halfspaces", "ground_axes", "ground_support", "hull_support",
+           "normal_force", "plane_points", "support_polygon", "world_contacts",
+           "DEFAULT_FACETS"]
 
 DEFAULT_FACETS = 8
 _GRAVITY = np.array([0.0, 0.0, -9.80665])
@@ -358,8 +364,13 @@ def support_polygon(contacts, world_H_links=None, gravity=_GRAVITY, n_facets=DEF
         raise ValueError("method='hull' needs flat contacts: coplanar points on a plane normal "
                          "to gravity, normals against gravity")
     if method == "hull" or (method == "auto" and flat):
-        return SupportPolygon(convex_hull(wc.points @ axes.T), axes, True, "hull", 0)
+        return _hull_polygon(wc.points, axes)
     return _project(wc, axes, up)
+
+
+def _hull_polygon(points, axes):
+    """SupportPolygon ('hull') of world points (P, 3) projected along gravity on ``axes``."""
+    return SupportPolygon(convex_hull(points @ axes.T), axes, True, "hull", 0)
 
 
 def _project(wc, axes, up):
@@ -434,3 +445,70 @@ def _project(wc, axes, up):
     hull = convex_hull(np.array(points), tol=1e-14)
     bounded = bool((np.abs(hull - c0) < _BOX * (1.0 - 1e-9)).all())
     return SupportPolygon(hull, axes, bounded, "projection", len(queries))
+
+
+# -- the per-tick support: hull of the active contacts' points ------------------------------
+def normal_force(contact, world_H_link, world_R_expressed, force):
+    """Force [N] along the contact's world normal of a force (3,) expressed in the axes
+    ``world_R_expressed`` (3, 3); ``world_H_link`` (4, 4) is the contact link's pose."""
+    return float((world_H_link[:3, :3] @ contact.normal) @ (world_R_expressed @ force))
+
+
+@dataclass(frozen=True)
+class GroundSupport:
+    """The flat-ground support of some contacts (:func:`ground_support`), world frame.
+
+    - ``contacts``: the Contact objects; ``names`` their names (e.g. the node's contact names).
+    - ``polygon``: SupportPolygon of their points (None without a contact); ``points`` (m, 3)
+      its vertices in the world [m], on the plane at ``height`` [m] along ``up``.
+    - ``margin`` [m] (-inf without a contact), ``inside`` (margin >= 0), ``com_projection``
+      (3,) [m]: the CoM projected along gravity onto that plane.
+    """
+
+    names: tuple
+    contacts: tuple
+    polygon: SupportPolygon
+    points: np.ndarray
+    height: float
+    margin: float
+    inside: bool
+    com_projection: np.ndarray
+
+
+def plane_points(vertices, axes, up, height):
+    """World points (m, 3) of ground coordinates ``vertices`` (m, 2) on the plane at
+    ``height`` [m] along the unit vector ``up`` (3,); ``axes`` (2, 3) as :func:`ground_axes`."""
+    return vertices @ axes + height * up
+
+
+def ground_support(contacts, world_H_links, com, gravity, names=None):
+    """:class:`GroundSupport` of ``contacts`` (Contact objects) at ``world_H_links``
+    ({link: world_H_link (4, 4)}) with the CoM ``com`` (3,) [m], world frame.
+
+    The polygon is the convex hull of the points projected along gravity, on the plane
+    through their mean height: for flat contacts exactly :func:`support_polygon`; for
+    others (a foot on a step, a tilted sole) the flat-ground approximation, not the
+    friction-limited equilibrium region. ``names`` default to the contacts' links.
+    """
+    contacts = tuple(contacts)
+    axes = ground_axes(gravity)
+    up = -np.asarray(gravity, dtype=float) / np.linalg.norm(gravity)
+    names = tuple(c.link for c in contacts) if names is None else tuple(names)
+    return hull_support(contacts, [world_H_links[c.link] for c in contacts],
+                        np.asarray(com, dtype=float), axes, up, names)
+
+
+def hull_support(contacts, poses, com, axes, up, names):
+    """:func:`ground_support` with the contacts' poses as a list (4, 4) in ``contacts``
+    order, the ground ``axes`` (2, 3) and ``up`` (3,) given (the per-tick path: no checks)."""
+    if not contacts:
+        return GroundSupport(names, (), None, np.zeros((0, 3)), 0.0, -np.inf, False,
+                             com - (com @ up) * up)
+    # as world_contacts: points @ R^T + o per contact, then the projection on the axes
+    points = np.concatenate([c.points @ h[:3, :3].T + h[:3, 3] for c, h in zip(contacts, poses)])
+    polygon = _hull_polygon(points, axes)
+    height = float(np.mean(points @ up))
+    margin = polygon.margin(com)
+    return GroundSupport(names, contacts, polygon,
+                         plane_points(polygon.vertices, axes, up, height), height, margin,
+                         bool(margin >= 0.0), com + (height - com @ up) * up)

@@ -1,5 +1,6 @@
 """Floating-base system at the acceleration level (BipedalLocomotionFramework's
-``FloatingBaseSystemAccelerationKinematics``, shared/seeds/001), with a Lie-group integrator.
+``FloatingBaseSystemAccelerationKinematics``, ami-iit/bipedal-locomotion-framework), with a
+Lie-group integrator.
 
 State ``(p, R, s, dp, omega, ds)``: base position [m] and orientation ``A_R_B`` in the inertial
 frame A, joint positions, base linear velocity ``dp = d/dt p`` and angular velocity ``omega``

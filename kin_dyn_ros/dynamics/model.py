@@ -21,7 +21,7 @@ from .kinematics import body_terms, joint_axes, joint_basis, spatial_inertia
 from .spatial import skew
 from .urdf import MOVABLE_TYPES, load_urdf
 
-__all__ = ["Model", "build_model"]
+__all__ = ["Model", "MimicJoints", "build_model"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -202,6 +202,39 @@ def _mimic_map(spec, active):
     for name in declared:
         resolve(name, ())
     return out
+
+
+class MimicJoints:
+    """The one place that fills mimic joints: position ``m q_master + o``, velocity
+    ``m dq_master``.
+
+    ``joint_names``: the order of the (n,) arrays; ``mimic``: {mimic joint: (master joint,
+    multiplier, offset)} whose masters are no mimics (as ``Model.mimic`` and
+    ``KinDynComputations.mimic_joints`` give them). ``joints`` and ``masters`` are the index
+    arrays (k,) of the mimics and of their masters.
+    """
+
+    def __init__(self, joint_names, mimic):
+        index = {name: i for i, name in enumerate(joint_names)}
+        rows = [(index[j], index[m], mult, off) for j, (m, mult, off) in mimic.items()]
+        columns = list(zip(*rows)) or [(), (), (), ()]
+        self.joints, self.masters = (np.array(c, dtype=np.intp) for c in columns[:2])
+        self.multipliers, self.offsets = (np.array(c, dtype=float) for c in columns[2:])
+
+    def positions(self, s):
+        """Copy of joint positions ``s`` (n,) with the mimic joints set from their masters."""
+        out = np.array(s, dtype=float)
+        if self.joints.size:
+            out[self.joints] = self.multipliers * out[self.masters] + self.offsets
+        return out
+
+    def velocities(self, s_dot):
+        """Copy of joint velocities (or accelerations) ``s_dot`` (n,) with the mimic joints
+        set from their masters."""
+        out = np.array(s_dot, dtype=float)
+        if self.joints.size:
+            out[self.joints] = self.multipliers * out[self.masters]
+        return out
 
 
 def build_model(urdf, joints_name_list=None, root_link=None):

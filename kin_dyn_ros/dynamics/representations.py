@@ -1,8 +1,9 @@
 """The three floating-base velocity representations, and the one place that maps between them.
 
-Notation of iDynTree (shared/seeds/003): A is the world (inertial) frame, B the base, F any
-frame. Internally every algorithm works in ``C``: world axes with origin at the base origin
-(see :mod:`.kinematics`). Here are the maps from a representation to ``C`` and back.
+Notation of iDynTree theory (Traversaro, Saccon: Multibody dynamics notation): A is the world
+(inertial) frame, B the base, F any frame. Internally every algorithm works in ``C``: world
+axes with origin at the base origin (see :mod:`.kinematics`). Here are the maps from a
+representation to ``C`` and back.
 
 - ``MIXED_REPRESENTATION`` (default): ``A[B]v = [d/dt A_o_B; A_omega_A,B]``: the velocity of
   the frame's origin and the angular velocity, both in world axes.

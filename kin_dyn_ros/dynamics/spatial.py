@@ -1,6 +1,6 @@
 """Spatial algebra on NumPy arrays: rotations, homogeneous transforms, 6D cross products.
 
-Conventions (iDynTree theory, shared/seeds/003):
+Conventions (iDynTree theory: Traversaro, Saccon, Multibody dynamics notation):
 
 - ``A_H_B`` is the (4, 4) homogeneous transform of frame B in frame A; ``A_R_B`` its rotation.
 - 6D vectors are ordered **[linear; angular]**, like iDynTree, Pinocchio, adam and the ROS

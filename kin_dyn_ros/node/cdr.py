@@ -9,14 +9,18 @@ Odometry and the wrenches arrive with the JointState of the same instant, so the
 conversion delayed that tick.
 
 Format: plain CDR (XCDR1), little-endian, which every ROS 2 middleware sends by default. The
-bytes start with a 4-byte encapsulation header, ``00 01`` then two option bytes; each
-primitive is aligned to its size counted from the end of that header; a string is a uint32
-length n then n bytes, the last a NUL (read as rclpy reads them: up to the first NUL,
+bytes start with a 4-byte encapsulation header, ``00 01`` then two option bytes, ``00 00``;
+each primitive is aligned to its size counted from the end of that header; a string is a
+uint32 length n then n bytes, the last a NUL (read as rclpy reads them: up to the first NUL,
 invalid UTF-8 replaced); a sequence is a uint32 count then its elements. The padding bytes
 may hold anything (Fast-CDR leaves them unwritten), so nothing here depends on them. Bytes
-with another encapsulation (big-endian, XCDR2) are deserialised by rclpy and read from the
-message object: the same result, slower. Bytes that end early or hold impossible counts
-raise ``ValueError``, as every conversion in :mod:`.conversions` does.
+with another encapsulation (big-endian, XCDR2) or non-zero options are deserialised by
+rclpy and read from the message object: the same result, slower. The options are where
+the distributions differ: Jazzy's Fast CDR ignores them, Kilted's (Fast DDS 3) reads their
+low two bits as a count of padding bytes at the end and drops those (rejecting ``00 01 00
+01`` on a message without them); rmw_fastrtps sends ``00 00`` on both, and our message
+types need no end padding. Bytes that end early or hold impossible counts raise
+``ValueError``, as every conversion in :mod:`.conversions` does.
 
 Each reader also takes a message object of its type (the tests and the benchmarks use both).
 """
@@ -34,7 +38,7 @@ from sensor_msgs.msg import JointState
 __all__ = ["InputReader", "JointStateInput", "OdometryInput", "WrenchInput"]
 
 _ENCAPSULATION = 4                      # bytes before the first field
-_PLAIN_CDR_LE = b"\x00\x01"
+_PLAIN_CDR_LE = b"\x00\x01\x00\x00"     # representation CDR_LE, options none
 _COVARIANCE = 36 * 8                    # float64[36] of PoseWithCovariance, TwistWithCovariance
 _U32 = struct.Struct("<I").unpack_from
 _STAMP = struct.Struct("<iI").unpack_from      # builtin_interfaces/Time: sec, nanosec
@@ -201,12 +205,13 @@ def _wrench(data):
 
 
 def _read(data, msg_type, from_message, from_bytes):
-    """A message object, or bytes: plain little-endian CDR read by ``from_bytes``, any other
-    encapsulation deserialised by rclpy first. ValueError for bytes that are not a
-    ``msg_type``."""
+    """A message object, or bytes: plain little-endian CDR without options read by
+    ``from_bytes``; any other encapsulation, or options (read differently by each
+    distribution's Fast CDR), deserialised by rclpy first. ValueError for bytes that are
+    not a ``msg_type``."""
     if not isinstance(data, bytes):
         return from_message(data)
-    if data[:2] != _PLAIN_CDR_LE:
+    if data[:_ENCAPSULATION] != _PLAIN_CDR_LE:
         return from_message(_deserialize(data, msg_type))
     try:
         return from_bytes(data)

@@ -17,11 +17,12 @@ tick's steps has its turn after them):
 
 - ``~/support_polygon`` (geometry_msgs/PolygonStamped, world_frame): the convex hull of the
   active contact points projected along gravity, counter-clockwise seen from above, on the
-  plane through their mean height. For flat contacts (every point on one plane normal to
-  gravity) this is exactly :func:`~.dynamics.contacts.support_polygon`; for others (a foot on
-  a step, a tilted sole) it is the classic flat-ground polygon, not the friction-limited
-  equilibrium region, whose iterative projection costs ~15 ms (``~/check_equilibrium``
-  computes it). No active contact: a polygon without points.
+  plane through their mean height (:func:`~.dynamics.contacts.ground_support`). For flat
+  contacts (every point on one plane normal to gravity) this is exactly
+  :func:`~.dynamics.contacts.support_polygon`; for others (a foot on a step, a tilted sole)
+  it is the classic flat-ground polygon, not the friction-limited equilibrium region, whose
+  iterative projection costs ~15 ms (``~/check_equilibrium`` computes it). No active
+  contact: a polygon without points.
 - ``~/stability_margin`` (kin_dyn_ros_interfaces/StabilityMargin): the signed distance [m]
   from the CoM's ground projection to that polygon (> 0 inside; -inf without an active
   contact), ``inside``, the projection, the active contacts.
@@ -39,7 +40,7 @@ tick's steps has its turn after them):
   contact), and id 1, a disc at the CoM's projection, green inside the polygon and red
   outside; stamped with the tick they show.
 
-Why not every tick: on iCub (a 2-core machine, see the README) an update costs ~0.04 ms warm
+Why not every tick: on iCub (a 2-core machine, see docs/performance.md) an update costs ~0.04 ms warm
 and ~0.22 ms in the node at 1 kHz (polygon and margin), ~0.05 ms in the node (their
 messages, from serialised templates: :class:`SupportMessages`) and ~0.37 ms warm
 (equilibrium_torques, in the worker process), against a 0.35-0.45 ms tick. A rate at or
@@ -50,7 +51,6 @@ contact outputs are skipped; the service answers ``success = false`` with the re
 """
 
 import functools
-from dataclasses import dataclass
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -62,11 +62,9 @@ from kin_dyn_ros_interfaces.msg import StabilityMargin
 from kin_dyn_ros_interfaces.srv import CheckEquilibrium
 
 from .conversions import float_array, stamp_fields, stamp_to_ns, stamp_words, xyz_fields
-from ..dynamics.contacts import (Contact, SupportPolygon, contact_poses, convex_hull,
-                                ground_axes, support_polygon)
-from ..dynamics.equilibrium import com_equilibrium, equilibrium_torques
+from ..dynamics.contacts import Contact, ground_axes, hull_support, normal_force
 from ..equilibrium_worker import EquilibriumWorker
-from .markers import MarkerGroup
+from .markers import MarkerGroup, make_marker
 from .outputs import EffortMessage, SerializedTemplate, TemplateCache
 from .services import request_call
 from .throttle import ThrottledLogger
@@ -78,8 +76,8 @@ except ImportError:  # Humble
 
 __all__ = ["DEFAULT_POINTS", "DEFAULT_NORMAL", "DEFAULT_FRICTION", "CONTACT_PARAMETERS",
            "contact_parameter",
-           "contact_geometry", "make_contact", "normal_force", "GroundSupport",
-           "ground_support", "support_markers", "SupportMessages", "ContactMechanics"]
+           "contact_geometry", "make_contact", "support_markers", "SupportMessages",
+           "ContactMechanics"]
 
 DEFAULT_POINTS = (0.0, 0.0, 0.0)      # the link frame's origin
 DEFAULT_NORMAL = (0.0, 0.0, 1.0)
@@ -147,80 +145,7 @@ def make_contact(geometry, link=None):
     return Contact(link or contact, np.reshape(points, (-1, 3)), normal, friction)
 
 
-# -- per-tick computation (pure) -------------------------------------------------------------
-def normal_force(contact, world_H_link, world_R_expressed, force):
-    """Force [N] along the contact's world normal of a wrench force (3,) expressed in the
-    axes ``world_R_expressed`` (3, 3)."""
-    return float((world_H_link[:3, :3] @ contact.normal) @ (world_R_expressed @ force))
-
-
-@dataclass(frozen=True)
-class GroundSupport:
-    """The support of one tick.
-
-    - ``contacts``: the active Contact objects; ``names`` their contact names.
-    - ``polygon``: SupportPolygon of their points (None without a contact); ``points`` (m, 3)
-      its vertices in the world, on the plane at ``height`` [m] along ``up``.
-    - ``margin`` [m] (-inf without a contact), ``inside`` (margin >= 0), ``com_projection``
-      (3,): the CoM projected along gravity onto that plane.
-    """
-
-    names: tuple
-    contacts: tuple
-    polygon: SupportPolygon
-    points: np.ndarray
-    height: float
-    margin: float
-    inside: bool
-    com_projection: np.ndarray
-
-
-def _plane_points(vertices, axes, up, height):
-    """World points (m, 3) of ground coordinates (m, 2) on the plane at ``height``."""
-    return vertices @ axes + height * up
-
-
-def ground_support(contacts, world_H_links, com, gravity, names=None):
-    """:class:`GroundSupport` of ``contacts`` (Contact objects) at ``world_H_links``
-    ({link: (4, 4)}) with the CoM ``com`` (3,), world frame.
-
-    The polygon is the convex hull of the points projected along gravity: for flat contacts
-    the core's :func:`~.dynamics.contacts.support_polygon` (same arithmetic), otherwise its
-    flat-ground approximation (see the module docstring).
-    """
-    contacts = tuple(contacts)
-    axes = ground_axes(gravity)
-    up = -np.asarray(gravity, dtype=float) / np.linalg.norm(gravity)
-    names = tuple(c.link for c in contacts) if names is None else tuple(names)
-    return _support(contacts, [world_H_links[c.link] for c in contacts],
-                    np.asarray(com, dtype=float), axes, up, names)
-
-
-def _support(contacts, poses, com, axes, up, names):
-    """:func:`ground_support` with the contacts' poses (list) and the ground axes given."""
-    if not contacts:
-        return GroundSupport(names, (), None, np.zeros((0, 3)), 0.0, -np.inf, False,
-                             com - (com @ up) * up)
-    # as world_contacts: points @ R^T + o per contact, then the projection on the axes
-    points = np.concatenate([c.points @ h[:3, :3].T + h[:3, 3] for c, h in zip(contacts, poses)])
-    polygon = SupportPolygon(convex_hull(points @ axes.T), axes, True, "hull", 0)
-    height = float(np.mean(points @ up))
-    margin = polygon.margin(com)
-    return GroundSupport(names, contacts, polygon,
-                         _plane_points(polygon.vertices, axes, up, height), height, margin,
-                         bool(margin >= 0.0), com + (height - com @ up) * up)
-
-
-def _marker(frame, mid, kind, rgba, scale):
-    m = Marker()
-    m.header.frame_id = frame
-    m.ns, m.id, m.type, m.action = MARKER_NS, mid, kind, Marker.ADD
-    m.pose.orientation.w = 1.0
-    m.scale.x, m.scale.y, m.scale.z = scale
-    m.color.r, m.color.g, m.color.b, m.color.a = rgba
-    return m
-
-
+# -- per-tick messages ----------------------------------------------------------------------
 def _point(p, cls=Point):
     x, y, z = (float(v) for v in p)
     return cls(x=x, y=y, z=z)
@@ -229,11 +154,13 @@ def _point(p, cls=Point):
 def _support_prototype(frame, n_points, inside):
     """Markers of a support with an outline of ``n_points`` points (0: DELETE), its disc
     green (``inside``) or red, and their per-tick fields (see :class:`.markers.MarkerGroup`)."""
-    outline = _marker(frame, 0, Marker.LINE_STRIP, POLYGON_RGBA, (LINE_WIDTH, 0.0, 0.0))
+    outline = make_marker(MARKER_NS, 0, Marker.LINE_STRIP, frame, POLYGON_RGBA,
+                          (LINE_WIDTH, 0.0, 0.0))
     outline.points = [Point() for _ in range(n_points)]
     if not n_points:
         outline.action = Marker.DELETE
-    disc = _marker(frame, 1, Marker.CYLINDER, INSIDE_RGBA if inside else OUTSIDE_RGBA, DISC)
+    disc = make_marker(MARKER_NS, 1, Marker.CYLINDER, frame,
+                       INSIDE_RGBA if inside else OUTSIDE_RGBA, DISC)
     doubles = xyz_fields([*outline.points, disc.pose.position])
     integers = stamp_fields(outline) + stamp_fields(disc)
     return [outline, disc], doubles, integers
@@ -252,9 +179,10 @@ def support_markers(frame, stamp, support):
 
 
 class SupportMessages:
-    """~/support_polygon and ~/stability_margin of a :class:`GroundSupport` in world frame
-    ``frame``: serialised bytes from a template per layout (the polygon's number of points;
-    the margin's active contacts and inside flag), else the message objects."""
+    """~/support_polygon and ~/stability_margin of a :class:`~.dynamics.contacts.GroundSupport`
+    in world frame ``frame``: serialised bytes from a template per layout (the polygon's
+    number of points; the margin's active contacts and inside flag), else the message
+    objects."""
 
     def __init__(self, frame):
         self._frame = frame
@@ -264,12 +192,7 @@ class SupportMessages:
         """PolygonStamped: the support polygon's vertices (float32) in the world frame."""
         points = support.points
         template = self._polygons.get(len(points), lambda: self._polygon(len(points)))
-        if template.ok:
-            return template.render((), stamp_words(stamp), points)
-        msg = template.msg
-        msg.header.stamp = stamp
-        msg.polygon.points = [Point32(x=x, y=y, z=z) for x, y, z in points.tolist()]
-        return msg
+        return template.render((), stamp_words(stamp), points)
 
     def _polygon(self, n_points):
         msg = PolygonStamped()
@@ -283,13 +206,7 @@ class SupportMessages:
         key = (support.names, support.inside)
         template = self._margins.get(key, lambda: self._margin(*key))
         values = np.concatenate([[support.margin], support.com_projection])
-        if template.ok:
-            return template.render(values, stamp_words(stamp))
-        msg = template.msg
-        msg.header.stamp = stamp
-        msg.margin, p = values[0].item(), msg.com_projection
-        p.x, p.y, p.z = values[1:].tolist()
-        return msg
+        return template.render(values, stamp_words(stamp))
 
     def _margin(self, names, inside):
         msg = StabilityMargin(inside=inside, active_contacts=list(names))
@@ -302,12 +219,12 @@ class SupportMessages:
 class ContactMechanics:
     """Publishers, per-tick support and the ``~/check_equilibrium`` service of one node.
 
-    ``source()`` returns the services' tuple ``(aux, measured, default_rep, frame_prefix)``
-    (see :class:`.services.DynamicsServices`).
+    ``source()`` returns the services' :class:`.services.Snapshot`; ``queries`` (a
+    :class:`~kin_dyn_ros.equilibrium_worker.QueryWorker`) computes the service's answers.
     """
 
-    def __init__(self, node, source):
-        self._logger, self._source = node.get_logger(), source
+    def __init__(self, node, source, queries):
+        self._logger, self._source, self._queries = node.get_logger(), source, queries
         self._log = ThrottledLogger(self._logger, THROTTLE_S)
         events = PublisherEventCallbacks(use_default_callbacks=False)
 
@@ -367,8 +284,8 @@ class ContactMechanics:
                     active.append(contact)
                     names.append(name)
                     links.append(link)
-            self._support = _support(tuple(active), links, result.com, self._axes, self._up,
-                                     tuple(names))
+            self._support = hull_support(tuple(active), links, result.com, self._axes,
+                                         self._up, tuple(names))
         except ValueError as exc:
             self._log.warning("support", f"support polygon skipped: {exc}")
             return
@@ -495,27 +412,17 @@ class ContactMechanics:
         return names, contacts
 
     def _fill(self, request, r):
-        source = self._source()
-        call = request_call(source, request)
+        call = request_call(self._source(), request)
         kd = call.kd
         names, contacts = self._request_contacts(request, call)
-        poses = contact_poses(kd, call.w_H_b, call.s, contacts)
-        polygon = support_polygon(contacts, poses, kd.gravity)
-        com = kd.CoM_position(call.w_H_b, call.s)
-        eq = com_equilibrium(contacts, com, kd.get_total_mass(), kd.gravity, poses,
-                             polygon=polygon)
-        tq = equilibrium_torques(kd, call.w_H_b, call.s, contacts)
-        up = -kd.gravity / np.linalg.norm(kd.gravity)
-        points = np.concatenate(tq.points)
-        r.message = "; ".join(m for m in (eq.message, tq.message) if m)
-        r.feasible, r.margin, r.inside = eq.feasible, float(eq.margin), bool(eq.margin >= 0.0)
-        r.com = _point(com)
-        r.polygon = [_point(p) for p in _plane_points(polygon.vertices, polygon.axes, up,
-                                                      float(np.mean(points @ up)))]
-        r.torques_feasible, r.torque_margin = tq.feasible, float(tq.torque_margin)
+        d = self._queries.call(kd, "equilibrium_check", kd.rep, call.w_H_b, call.s, contacts)
+        r.message, r.feasible, r.margin = d["message"], d["feasible"], d["margin"]
+        r.inside = bool(d["margin"] >= 0.0)
+        r.com = _point(d["com"])
+        r.polygon = [_point(p) for p in d["polygon"]]
+        r.torques_feasible, r.torque_margin = d["torques_feasible"], d["torque_margin"]
         r.joint_names = list(kd.joints_name_list)
-        r.torques = float_array([] if tq.tau is None else tq.tau)
-        r.point_contacts = [n for n, p in zip(names, tq.points) for _ in p]
-        r.points = [_point(p) for p in points]
-        r.forces = [] if tq.forces is None else [_point(f, Vector3)
-                                                 for f in np.concatenate(tq.forces)]
+        r.torques = float_array([] if d["tau"] is None else d["tau"])
+        r.point_contacts = [names[k] for k in d["point_contacts"]]
+        r.points = [_point(p) for p in d["points"]]
+        r.forces = [] if d["forces"] is None else [_point(f, Vector3) for f in d["forces"]]

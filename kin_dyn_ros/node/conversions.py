@@ -4,7 +4,8 @@ Conventions: homogeneous transforms ``A_H_B`` are (4, 4) float64 (pose of B in A
 quaternions are ROS order (x, y, z, w); spatial vectors are [linear; angular] like
 geometry_msgs Twist/Wrench and the dynamics core. Every function that reads a message
 validates it and raises ``ValueError`` naming the problem; the node catches it, logs it
-throttled and drops the message.
+throttled and drops the message. The math (quaternions, the base state from odometry, mimic
+joints) is the core's (:mod:`..dynamics`).
 """
 
 import array
@@ -13,87 +14,17 @@ import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, TransformStamped
 
-from ..dynamics.representations import Representations, base_transform, base_transform_inverse
-from ..dynamics.spatial import inverse_homogeneous, velocity_transform
+from ..dynamics.checks import finite_array
+from ..dynamics.model import MimicJoints
+from ..dynamics.quaternions import quaternion_to_matrix, rotations_to_quaternions
 
 __all__ = [
-    "QUATERNION_TOLERANCE", "quaternion_to_matrix", "rotations_to_quaternions",
     "pose_to_matrix", "pose_list_to_matrix", "matrix_to_pose", "transform_to_matrix",
     "make_transform_stamped", "fill_transforms", "vector_to_array", "twist_to_array",
     "finite_array", "float_array", "matrix_to_list", "list_to_matrix",
     "stamp_to_ns", "ns_to_stamp", "stamp_words", "stamp_fields", "xyz_fields", "assign_fields",
-    "change_base_representation", "base_state_from_odometry",
     "JointStateMerger",
 ]
-
-# As tf2: a quaternion whose squared norm is further than this from 1 is rejected,
-# a closer one is normalised.
-QUATERNION_TOLERANCE = 1e-2
-
-
-def finite_array(name, values):
-    """float64 array of ``values``; ValueError naming ``name`` when one is NaN or inf."""
-    arr = np.asarray(values, dtype=float)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contains NaN or inf: {arr.tolist()}")
-    return arr
-
-
-def quaternion_to_matrix(x, y, z, w):
-    """Rotation matrix (3, 3) of quaternion (x, y, z, w).
-
-    Raises ValueError for NaN/inf, a zero quaternion, or one whose squared norm is
-    further than :data:`QUATERNION_TOLERANCE` from 1; a near-unit one is normalised.
-    """
-    q = finite_array("quaternion", (x, y, z, w))
-    n2 = float(q @ q)
-    if abs(n2 - 1.0) > QUATERNION_TOLERANCE:
-        raise ValueError(f"quaternion (x, y, z, w) = {q.tolist()} has norm {np.sqrt(n2):.6g}: "
-                         f"expected a unit quaternion")
-    x, y, z, w = q / np.sqrt(n2)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
-
-
-def _shepperd_map():
-    """(A (9, 16), b (16,)): the four Shepperd candidates ``4 q_k q`` (x, y, z, w) of a
-    rotation matrix are ``r.ravel() @ A + b``, row k of the (4, 4) reshape."""
-    a, b = np.zeros((3, 3, 4, 4)), np.zeros((4, 4))
-    sym = {(0, 1): (0, 1), (0, 2): (0, 2), (1, 2): (1, 2)}        # q_i q_j terms
-    odd = {0: (2, 1), 1: (0, 2), 2: (1, 0)}                      # q_w q_i terms
-    for k in range(3):                                           # diagonal: 1 + 2 r_kk - tr
-        a[k, k, k, k] = a[k, k, 3, 3] = 1.0
-        for j in range(3):
-            if j != k:
-                a[j, j, k, k] = -1.0
-        b[k, k] = b[3, 3] = 1.0
-    for (i, j), (p, q) in sym.items():
-        a[p, q, i, j] = a[q, p, i, j] = a[p, q, j, i] = a[q, p, j, i] = 1.0
-    for i, (p, q) in odd.items():
-        a[p, q, i, 3] = a[p, q, 3, i] = 1.0
-        a[q, p, i, 3] = a[q, p, 3, i] = -1.0
-    return a.reshape(9, 16), b.ravel()
-
-
-_SHEPPERD_A, _SHEPPERD_B = _shepperd_map()
-
-
-def rotations_to_quaternions(rotations):
-    """Unit quaternions (N, 4) (x, y, z, w), w >= 0, of rotation matrices (N, 3, 3).
-
-    Shepperd's method, vectorised: the four candidates ``4 q_k q`` are one linear map of the
-    matrix entries; for each matrix the candidate with the largest ``q_k`` is normalised
-    (no division by a small number).
-    """
-    r = np.asarray(rotations, dtype=float).reshape(-1, 9)
-    cand = (r @ _SHEPPERD_A + _SHEPPERD_B).reshape(-1, 4, 4)     # (N, 4, 4)
-    rows = np.arange(len(r))
-    q = cand[rows, cand[:, [0, 1, 2, 3], [0, 1, 2, 3]].argmax(axis=1)]
-    q *= np.where(q[:, 3:] < 0.0, -1.0, 1.0)
-    return q / np.sqrt(np.einsum("ij,ij->i", q, q))[:, None]
 
 
 def vector_to_array(v):
@@ -235,41 +166,6 @@ def assign_fields(fields, values):
             k += 1
 
 
-def change_base_representation(nu_base, w_H_b, rep_from, rep_to):
-    """Base velocity (6,) in ``rep_from`` -> ``rep_to`` at base pose ``w_H_b`` (4, 4).
-
-    Uses the core's maps to its internal frame C: ``T_to nu_to = T_from nu_from``.
-    """
-    if rep_from == rep_to:
-        return np.array(nu_base, dtype=float)
-    return base_transform_inverse(rep_to, w_H_b) @ (base_transform(rep_from, w_H_b) @ nu_base)
-
-
-def base_state_from_odometry(w_H_c, twist_c, root_H_child, j_rel, s_dot, rep):
-    """Root pose and velocity from the odometry of a child link (REP-105).
-
-    Parameters
-    ----------
-    w_H_c : (4, 4) pose of the odometry's child frame C in the world frame.
-    twist_c : (6,) C's twist as nav_msgs/Odometry carries it: [linear velocity of C's
-        origin; angular velocity], both in C's axes (C's BODY_FIXED velocity).
-    root_H_child : (4, 4) C's pose in the root (base) frame B at the current joint positions
-        (``kd.forward_kinematics(child, eye(4), s)``).
-    j_rel : (6, n) C's BODY_FIXED Jacobian relative to the base (the joint columns,
-        ``relative_jacobian`` in BODY_FIXED): C's body velocity due to the joints.
-    s_dot : (n,) joint velocities.
-    rep : Representations of the returned base velocity.
-
-    Returns ``(w_H_b (4, 4), nu_b (6,))`` with ``J_C(q) [nu_b; s_dot] = twist_c`` (in BODY_FIXED):
-    ``B v_B = B_X_C (C v_C - J_rel s_dot)``, then converted to ``rep``.
-    """
-    w_H_b = w_H_c @ inverse_homogeneous(root_H_child)
-    v_body = velocity_transform(root_H_child) @ (twist_c - j_rel @ s_dot)
-    nu = change_base_representation(v_body, w_H_b, Representations.BODY_FIXED_REPRESENTATION,
-                                    rep)
-    return w_H_b, nu
-
-
 class JointStateMerger:
     """Joint positions, velocities and efforts merged by name from sensor_msgs/JointState.
 
@@ -281,10 +177,12 @@ class JointStateMerger:
     - Velocities are optional: a message without them sets its joints' velocities to 0.
     - Efforts (measured torques [N m] or forces [N]) are optional: a message without them
       marks its joints' efforts as unknown, so forward dynamics waits for fresh ones.
-    - Mimic joints (``mimic``: {joint: (master, multiplier, offset)}) always follow their
-      master: position ``m * q_master + o`` and velocity ``m * dq_master``; a value received
-      for a mimic joint is ignored (the URDF constraint wins, as in the dynamics). A mimic
-      joint's effort is taken when received, else 0.
+    - Mimic joints (``mimic``: {joint: (master, multiplier, offset)}, masters no mimics, as
+      ``KinDynComputations.mimic_joints``) always follow their master: position
+      ``m * q_master + o`` and velocity ``m * dq_master`` (the core's
+      :class:`~..dynamics.model.MimicJoints`); a value received for a mimic joint is
+      ignored (the URDF constraint wins, as in the dynamics). A mimic joint's effort is
+      taken when received, else 0.
     - Joints never received stay at ``default_position`` with zero velocity.
 
     Arrays are (n,) in ``joint_names`` order (the model's ``joints_name_list``).
@@ -294,11 +192,9 @@ class JointStateMerger:
         self.joint_names = tuple(joint_names)
         n = len(self.joint_names)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
-        mimic = mimic or {}
-        self._mimic = [(self._index[j], self._index[m], mult, off)
-                       for j, (m, mult, off) in mimic.items()]
+        self._mimic = MimicJoints(self.joint_names, mimic or {})
         self._mimic_mask = np.zeros(n, dtype=bool)
-        self._mimic_mask[[i for i, *_ in self._mimic]] = True
+        self._mimic_mask[self._mimic.joints] = True
         self._default = float(default_position)
         self._positions = np.full(n, self._default)
         self._velocities = np.zeros(n)
@@ -352,7 +248,7 @@ class JointStateMerger:
         return len(dst)
 
     def _update_mimic_efforts(self, names, eff):
-        if eff is None or not self._mimic:
+        if eff is None or not self._mimic.joints.size:
             return
         for k, nm in enumerate(names):
             i = self._index.get(nm)
@@ -361,18 +257,14 @@ class JointStateMerger:
 
     def state(self):
         """(positions (n,), velocities (n,)) with the mimic joints filled from their masters."""
-        s, ds = self._positions.copy(), self._velocities.copy()
-        for i, m, mult, off in self._mimic:
-            s[i] = mult * s[m] + off
-            ds[i] = mult * ds[m]
-        return s, ds
+        return (self._mimic.positions(self._positions),
+                self._mimic.velocities(self._velocities))
 
     @property
     def missing(self):
         """Model joints never received (mimic joints count as received with their master)."""
         got = self.received.copy()
-        for i, m, _, _ in self._mimic:
-            got[i] = got[m]
+        got[self._mimic.joints] = got[self._mimic.masters]
         return [nm for nm, ok in zip(self.joint_names, got) if not ok]
 
     @property

@@ -4,7 +4,9 @@ Three statuses, named ``<node>: model``, ``<node>: inputs`` and ``<node>: tick``
 
 - model: OK with its name, root link, joint and frame counts; ERROR while none is loaded.
 - inputs: ages [s] of the latest joint_states, odometry and each contact wrench (receive
-  time on the node's clock), the model joints never received; WARN when joint_states are
+  time on the node's clock), the model joints never received, and how old the odometry and
+  each wrench were against the JointState the last tick combined them with (its stamp minus
+  theirs [s], as ~/forward_dynamics carries them); WARN when joint_states are
   older than joint_state_timeout, a joint is missing, odometry is missing, or a wrench is
   stale (older than wrench_timeout at the last tick) or missing.
 - tick: ticks in the last second, their mean/max duration [ms] (compute + publish, wall
@@ -59,6 +61,8 @@ class InputsReport:
     odometry_age: float = None
     wrenches: list = field(default_factory=list)    # [(contact, age or None, stale)]
     forward_dynamics: str = ""                       # why it is skipped, if it is
+    tick_odometry_age: float = None                  # at the last tick (None: no odometry)
+    tick_wrench_ages: dict = field(default_factory=dict)    # {contact: s} at the last tick
 
 
 def _status(name, level, message, values):
@@ -89,10 +93,14 @@ def _inputs_status(name, inputs):
     values.append(("missing joints", " ".join(inputs.missing_joints)))
     if inputs.use_odometry:
         values.append(("odometry age [s]", _age(inputs.odometry_age)))
+        values.append(("odometry behind the last tick's joint_states [s]",
+                       _age(inputs.tick_odometry_age)))
         if inputs.odometry_age is None:
             problems.append("no odometry")
     for contact, age, stale in inputs.wrenches:
         values.append((f"wrench {contact} age [s]", _age(age)))
+        values.append((f"wrench {contact} behind the last tick's joint_states [s]",
+                       _age(inputs.tick_wrench_ages.get(contact))))
         if age is None or stale:
             problems.append(f"wrench {contact} {'missing' if age is None else 'stale'}")
     values.append(("forward dynamics", inputs.forward_dynamics or "computed"))

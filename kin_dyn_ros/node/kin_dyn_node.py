@@ -1,20 +1,32 @@
 """``kin_dyn_node``: floating-base kinematics and dynamics of a robot, published every tick.
 
 A thin layer over :class:`kin_dyn_ros.dynamics.KinDynComputations`: messages to arrays,
-one ``kd.compute_tick`` per tick, arrays to messages. Bad input (ValueError from the
-conversions or the core) is logged throttled and dropped; it never stops the node nor
-changes its state.
+one ``kd.compute_tick`` per tick (:mod:`.tick`), arrays to messages (:mod:`.outputs`). Bad
+input (ValueError from the conversions or the core) is logged throttled and dropped; it
+never stops the node nor changes its state.
 
-Inputs: ``robot_description`` (parameter, else topic: reliable, transient_local), ``joint_states``
-(merged by name, SensorDataQoS, QoS overridable), nav_msgs/Odometry on ``odometry_topic``
-(the child frame may be any link), a geometry_msgs/WrenchStamped per contact; these sensor
-messages are taken as bytes and read by :mod:`.cdr`.
-Outputs, stamped with the JointState's stamp: /tf, /tf_static, ~/com, ~/centroidal_momentum
-(TwistStamped: linear = m v_com, angular = angular momentum about the CoM, world axes),
-~/gravity_torques, ~/forward_dynamics, ~/markers, /diagnostics; services ~/get_jacobian,
-~/get_mass_matrix, ~/get_dynamics (:mod:`.services`). Parameters: :mod:`.settings`.
-Contact mechanics (:mod:`.contact_mechanics`): ~/support_polygon, ~/stability_margin,
-~/equilibrium_torques, support markers on ~/markers, service ~/check_equilibrium.
+Inputs (:mod:`.inputs`): ``robot_description`` (parameter, else topic: reliable,
+transient_local), ``joint_states`` (merged by name, SensorDataQoS, QoS overridable),
+nav_msgs/Odometry on ``odometry_topic`` (the child frame may be any link), a
+geometry_msgs/WrenchStamped per contact. Outputs, stamped with the JointState's stamp: /tf,
+/tf_static, ~/com, ~/centroidal_momentum (TwistStamped: linear = m v_com, angular = angular
+momentum about the CoM, world axes), ~/gravity_torques, ~/forward_dynamics (with the age of
+the odometry and of each wrench it combined), ~/markers, /diagnostics; services
+~/get_jacobian, ~/get_mass_matrix, ~/get_dynamics (:mod:`.services`). Parameters:
+:mod:`.settings`. Contact mechanics (:mod:`.contact_mechanics`): ~/support_polygon,
+~/stability_margin, ~/equilibrium_torques, support markers on ~/markers, service
+~/check_equilibrium.
+
+Threads, explicitly: the sensor callbacks run on the node's sensor thread (or the executor,
+:func:`.inputs.subscribe_sensors`); the timers, robot_description and parameter changes on
+the executor that spins the node. All of these take the node's one lock (``_lock``), which
+guards the tick's state. The services never take it: they answer from
+:attr:`KinDynNode._snapshot`, an immutable record of the last tick's state and the model's
+services instance, replaced (one reference) at every tick, so a request sees the state of
+one tick. Their computation runs in a worker process (:class:`~kin_dyn_ros.
+equilibrium_worker.QueryWorker`), the executor's thread waiting on a socket with the
+interpreter lock released; what remains on that thread (messages to arrays and back) holds
+the lock at most ~SWITCH_INTERVAL_S at a time (``main`` shortens the switch interval).
 
 Choices where the requirements are open:
 - A tick whose JointState stamp equals the last one is skipped entirely (also in timer
@@ -22,21 +34,18 @@ Choices where the requirements are open:
   An unstamped (zero) JointState or WrenchStamped gets the node clock's time on arrival.
 - Until the first odometry the base is at ``fixed_base_pose`` and world -> base is not on
   /tf; with ``use_odometry: false`` it is published at ``fixed_base_pose``.
-- Odometry must be in ``world_frame`` (or have an empty frame_id); wrench age is the tick's
-  stamp minus the wrench's stamp.
+- Odometry must be in ``world_frame`` (or have an empty frame_id).
 - Forward dynamics runs only when the latest JointState of every (non-mimic) joint carried
   an effort; otherwise it is skipped with a throttled note (and in /diagnostics). Where it
   is undefined (a massless subtree on a moving joint makes the mass matrix singular) it is
   skipped with a throttled warning naming the joints, and every other output goes on.
 """
 
-import functools
 import gc
-import inspect
 import os
+import sys
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass
 
 # The core's matrices are small (6 + n <= ~100): multi-threaded BLAS only adds latency and
@@ -45,65 +54,46 @@ for _var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import numpy as np  # noqa: E402
-import rclpy
-from nav_msgs.msg import Odometry
-from rcl_interfaces.msg import SetParametersResult
-from rcl_interfaces.srv import SetParameters, SetParametersAtomically
-from rclpy.exceptions import NameValidationException, ParameterException
-from rclpy.node import Node
-from rclpy.qos import qos_profile_sensor_data
-from rclpy.qos_overriding_options import QoSOverridingOptions
-from sensor_msgs.msg import JointState
-from std_msgs.msg import String
-from geometry_msgs.msg import WrenchStamped
-from tf2_msgs.msg import TFMessage
+import rclpy  # noqa: E402
+from rcl_interfaces.msg import SetParametersResult  # noqa: E402
+from rclpy.exceptions import NameValidationException, ParameterException  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from tf2_msgs.msg import TFMessage  # noqa: E402
 
-from .cdr import InputReader
-from .contact_mechanics import ContactMechanics
-from .conversions import (JointStateMerger, base_state_from_odometry,
-                          change_base_representation, finite_array, ns_to_stamp,
-                          pose_list_to_matrix, stamp_to_ns)
-from .diagnostics import InputsReport, TickStats, build_diagnostics
-from ..dynamics import KinDynComputations, Representations
-from .markers import MarkerSet
-from .outputs import (LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, Publishers, TickMessages,
-                      static_transforms)
-from .sensor_thread import SensorThread
-from .spinning import spin_until_shutdown
-from .services import DynamicsServices, MeasuredState
-from .settings import MODEL_FIELDS, declare_settings, updated_settings
-from .throttle import ThrottledLogger
+from ..dynamics import KinDynComputations  # noqa: E402
+from ..equilibrium_worker import QueryWorker  # noqa: E402
+from .contact_mechanics import ContactMechanics  # noqa: E402
+from .conversions import JointStateMerger  # noqa: E402
+from .diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
+from .inputs import SensorInputs, subscribe_sensors  # noqa: E402
+from .markers import MarkerSet  # noqa: E402
+from .outputs import LATCHED_QOS, Publishers, TickMessages, static_transforms  # noqa: E402
+from .services import DynamicsServices, Snapshot  # noqa: E402
+from .settings import MODEL_FIELDS, declare_settings, updated_settings  # noqa: E402
+from .sensor_thread import clock_ns  # noqa: E402
+from .spinning import spin_until_shutdown  # noqa: E402
+from .throttle import ThrottledLogger  # noqa: E402
+from .tick import TickComputer  # noqa: E402
 
-__all__ = ["KinDynNode", "main"]
+__all__ = ["KinDynNode", "main", "SWITCH_INTERVAL_S"]
 
 THROTTLE_S = 5.0
-BODY = Representations.BODY_FIXED_REPRESENTATION
-INPUT_BUFFER = 32   # odometry and wrench messages kept to match a JointState's stamp
-
-
-def _matching(buffer, stamp_ns):
-    """The input with the tick's stamp, else the newest one not newer than it, else the
-    oldest one (every buffered input is newer); None for an empty buffer."""
-    if not buffer:
-        return None
-    for entry in reversed(buffer):
-        if entry.stamp_ns <= stamp_ns:
-            return entry
-    return buffer[0]
+SWITCH_INTERVAL_S = 0.0005   # sys.setswitchinterval in main: a service thread's longest hold
 
 
 @dataclass
 class _Model:
-    """A loaded model: the tick's and the services' KinDynComputations, the merged joint
-    states, its messages and the contacts that are links of it."""
+    """A loaded model: the tick's KinDynComputations (``kd``), the odometry conversion's
+    (``aux``, tick thread only), the services' (``services``), the merged joint states,
+    its per-tick messages."""
 
     urdf: str
     kd: KinDynComputations
     aux: KinDynComputations
+    services: KinDynComputations
     merger: JointStateMerger
     messages: TickMessages = None
-    contacts: tuple = ()
-    complete: bool = False     # every joint received at least once
 
 
 @dataclass(frozen=True)
@@ -120,123 +110,52 @@ class _ParameterChange:
     parsed: tuple = None
 
 
-@dataclass(frozen=True)
-class _Timed:
-    """A validated input: odometry (frame = child link, value = (w_H_c, twist)) or a
-    wrench (frame = expressed-in frame, value = (6,)); stamp and arrival in ns."""
-
-    frame: str
-    value: object
-    stamp_ns: int
-    received_ns: int
-
-
 class KinDynNode(Node):
     """The node; ``kwargs`` go to rclpy's Node (context, parameter_overrides, namespace).
 
-    Threads: with ``sensor_thread`` (the default) the sensor subscriptions (joint_states,
-    odometry, wrenches) run on the node's :class:`.sensor_thread.SensorThread`, everything
-    else on the executor that spins the node. Every callback of the node (its own and
-    rclpy's parameter services; see :meth:`create_subscription`) and the set-parameters
-    callback run under one lock, so they never overlap; robot_description's and the
-    set-parameters callback parse a new model before taking the lock (see
-    :meth:`_on_description`, :meth:`_on_set_parameters`).
-
-    Raises ValueError when a parameter is invalid.
+    Raises ValueError when a parameter is invalid (nothing is left running).
     """
 
     def __init__(self, **kwargs):
-        self._lock = threading.RLock()    # before Node's own services are made
         super().__init__("kin_dyn_node", **kwargs)
+        self._lock = threading.RLock()     # the tick's state (see the module docstring)
         self._settings = declare_settings(self)
-        self._sensors = SensorThread(
-            self, self._on_sensor_error, on_idle=self._serialized(self._run_deferred)) \
-            if self._settings.sensor_thread else None
-        # the deferred steps of a tick, and of the newest tick after it (see _run_deferred)
-        self._deferred = self._next_deferred = None
-        self._model = self._measured = self._odometry = self._js_stamp = None
-        self._js_received_ns = self._last_stamp_ns = None
-        self._wrenches, self._stale = {}, set()    # latest per contact (diagnostics)
-        self._odom_buffer, self._wrench_buffers = deque(maxlen=INPUT_BUFFER), {}
-        self._reader = InputReader()     # the sensor messages come as bytes (raw=True)
-        self._markers_ns = None
-        self._fd_note = "no tick yet"
-        self._static = {}
+        self._log = ThrottledLogger(self.get_logger(), THROTTLE_S)
+        self._model = self._ticker = self._last_tick = self._last_stamp_ns = None
+        self._snapshot = Snapshot(None, None, self._settings.velocity_representation, "")
+        self._now_ns = clock_ns(self.get_clock())      # the node clock [ns]
+        self._inputs = SensorInputs(self._now_ns)
+        # the contact mechanics' steps of a tick (begun or not), and of the newest tick after
+        self._deferred = self._next_deferred = self._markers_ns = self._sensors = None
+        self._begun = False
         self._stats = TickStats()
         self._tick_timer = self._diag_timer = None
         self._pub = Publishers(self)
-        self._mechanics = ContactMechanics(self, self._service_source)
-        self._log = ThrottledLogger(self.get_logger(), THROTTLE_S)
+        self._queries = QueryWorker()      # the services' computations, off the tick
+        self._mechanics = ContactMechanics(self, self._service_source, self._queries)
+        self._planner_services = DynamicsServices(self, self._service_source, self._queries)
         self._configure(self._settings)
-        self._make_subscriptions()
-        self._dyn_services = DynamicsServices(self, self._service_source)
+        self._load_parameter_model()      # before any input can arrive
+        self.create_subscription(String, "robot_description", self._on_description,
+                                 LATCHED_QOS)
+        self._sensors = subscribe_sensors(
+            self, self._settings, self._lock, self._on_joint_state, self._on_odometry,
+            self._on_wrench, self._on_sensor_error, on_idle=self._run_deferred)
         self._make_timers()
-        # not serialised: the callback takes the lock itself, after parsing
         self.add_on_set_parameters_callback(self._on_set_parameters)
+
+    def _load_parameter_model(self):
+        """The model of the robot_description parameter, if set; ValueError if it fails."""
         if self._settings.robot_description:
             error = self._load_model(self._settings.robot_description, self._settings, True)
             if error:
-                self.destroy_node()     # its sensor thread and entities: nothing left behind
+                self.destroy_node()     # its worker and entities: nothing left behind
                 raise ValueError(f"parameter 'robot_description': {error}")
 
-    # -- callbacks: one at a time ----------------------------------------------------------
-    def _serialized(self, callback):
-        """``callback`` run under the node's lock (None stays None); same signature."""
-        if callback is None:
-            return None
-        lock = self._lock
-
-        @functools.wraps(callback)
-        def locked(*args):
-            with lock:
-                return callback(*args)
-        return locked
-
-    def create_subscription(self, msg_type, topic, callback, *args, **kwargs):
-        """rclpy's, with the callback serialised (:meth:`_serialized`)."""
-        return super().create_subscription(msg_type, topic, self._serialized(callback),
-                                           *args, **kwargs)
-
-    def create_service(self, srv_type, srv_name, callback, *args, **kwargs):
-        """rclpy's, with the callback serialised (also rclpy's parameter services), except
-        rclpy's set-parameters services: they run :meth:`_on_set_parameters`, which takes
-        the lock itself after parsing a new model."""
-        if srv_type not in (SetParameters, SetParametersAtomically):
-            callback = self._serialized(callback)
-        return super().create_service(srv_type, srv_name, callback, *args, **kwargs)
-
-    def create_timer(self, timer_period_sec, callback, *args, **kwargs):
-        """rclpy's, with the callback serialised."""
-        return super().create_timer(timer_period_sec, self._serialized(callback),
-                                    *args, **kwargs)
-
     # -- set-up ----------------------------------------------------------------------------
-    def _make_subscriptions(self):
-        s = self._settings
-        # not serialised: the callback takes the lock itself, after parsing
-        Node.create_subscription(self, String, "robot_description", self._on_description,
-                                 LATCHED_QOS)
-        group = None if self._sensors is None else self._sensors.group
-
-        def sensor(msg_type, topic, callback):
-            self.create_subscription(
-                msg_type, topic, callback, qos_profile_sensor_data, callback_group=group,
-                qos_overriding_options=QoSOverridingOptions.with_default_policies(),
-                event_callbacks=NO_SUBSCRIPTION_EVENTS, raw=True)    # read by .cdr
-        # Odometry and wrenches first: when messages of one instant wait together, they
-        # are then taken before the JointState that triggers the tick.
-        if s.use_odometry:
-            sensor(Odometry, s.odometry_topic, self._on_odometry)
-        for contact, topic in s.contact_topics:
-            sensor(WrenchStamped, topic, lambda msg, c=contact: self._on_wrench(c, msg))
-        sensor(JointState, "joint_states", self._on_joint_state)
-        if self._sensors is not None:
-            self._sensors.start()
-
     def _on_sensor_error(self, sub, exc):
         """A callback's unexpected exception on the sensor thread (its input goes on), the
-        deferred work's ("idle"), or the thread's end when waiting failed (inputs stop:
-        logged once)."""
+        deferred work's ("idle"), or the thread's end when waiting failed (logged once)."""
         if sub is None:
             self.get_logger().error(f"sensor thread stopped ({exc!r}): joint_states, "
                                     f"odometry and wrenches are no longer read")
@@ -251,8 +170,9 @@ class KinDynNode(Node):
             if timer is not None:
                 self.destroy_timer(timer)
         s = self._settings
-        self._tick_timer = self.create_timer(1.0 / s.rate, self._tick) if s.rate > 0 else None
-        self._diag_timer = self.create_timer(s.diagnostics_period, self._publish_diagnostics)
+        self._tick_timer = self.create_timer(1.0 / s.rate, self._on_tick_timer) \
+            if s.rate > 0 else None
+        self._diag_timer = self.create_timer(s.diagnostics_period, self._on_diagnostics_timer)
 
     @staticmethod
     def _parse(urdf, settings):
@@ -278,12 +198,13 @@ class KinDynNode(Node):
             error = f"rejected robot_description ({exc}); keeping the current model ({name})"
             self.get_logger().error(error)
             return error
-        aux = kd.sharing_model()     # the services' and odometry's own representation
         merger = JointStateMerger(kd.joints_name_list, kd.mimic_joints,
                                   settings.default_joint_position)
         if self._model is not None:
             merger.carry_over(self._model.merger)
-        self._model = _Model(urdf, kd, aux, merger)
+        self._model = _Model(urdf, kd, kd.sharing_model(), kd.sharing_model(), merger)
+        self._queries.set_model(urdf, kd.model.root_link, kd.gravity, model=kd.model)
+        self._queries.start()       # its start-up (~1 s of CPU) now, not at the first call
         self._configure(settings, reloaded=True)
         if from_parameter:
             self._pub.description.publish(String(data=urdf))
@@ -295,45 +216,50 @@ class KinDynNode(Node):
         return None
 
     def _configure(self, settings, reloaded=False):
-        """Apply ``settings`` to the current model: messages, /tf_static, contacts. A tick's
-        deferred contact mechanics still pending run first, under the settings of that tick
-        (dropped when the model was replaced)."""
+        """Apply ``settings`` to the current model: messages, tick, inputs, contacts, services'
+        snapshot, /tf_static. A tick's deferred contact mechanics still pending run first,
+        under the settings of that tick (dropped when the model was replaced)."""
         if reloaded:
             self._deferred = self._next_deferred = None
+            self._begun = False
         else:
             self._finish_deferred()
         self._settings, m = settings, self._model
-        self._fixed_base, self._root_base = settings.base_pose, (None, None)
         if m is None:
+            self._inputs.configure(None, None, settings.world_frame)
             return
         m.kd.set_frame_velocity_representation(settings.representation)
         m.merger.set_default_position(settings.default_joint_position)
         m.messages = TickMessages(m.kd, settings)
+        contacts = self._model_contacts(m, settings)
+        self._ticker = TickComputer(m.kd, m.aux, settings, contacts, self._log)
+        self._mechanics.configure(m.kd, contacts, settings, m.urdf)
+        self._inputs.configure(m.merger, self._model_frame, settings.world_frame)
+        measured = None if reloaded else self._snapshot.measured
+        self._snapshot = Snapshot(m.services, measured, settings.velocity_representation,
+                                  settings.frame_prefix)
+        self._publish_static(m, settings, reloaded)
+
+    def _model_contacts(self, m, settings):
+        """The contacts of ``settings`` that are links of the model (the others logged)."""
+        contacts = tuple(c for c in settings.contacts if c in m.kd.model.frame_index)
+        for c in set(settings.contacts) - set(contacts):
+            self.get_logger().error(f"contact '{c}' is not a link of the model: ignored")
+        return contacts
+
+    def _publish_static(self, m, settings, reloaded):
+        """/tf_static of the model (and DELETEALL markers after a reload)."""
         clash = self._world_clash_note()
         if clash:
             self.get_logger().error(clash)
-        m.contacts = tuple(c for c in settings.contacts if c in m.kd.model.frame_index)
-        for c in set(settings.contacts) - set(m.contacts):
-            self.get_logger().error(f"contact '{c}' is not a link of the model: ignored")
-        self._mechanics.configure(m.kd, m.contacts, settings, m.urdf)
-        if reloaded:   # inputs naming frames the new model lacks are dropped
-            self._measured, frames = None, m.kd.model.frame_index
-            if self._odometry is not None and self._odometry.frame not in frames:
-                self._odometry = None
-            self._odom_buffer = deque((o for o in self._odom_buffer if o.frame in frames),
-                                      maxlen=INPUT_BUFFER)
-            self._wrenches = {c: w for c, w in self._wrenches.items() if w.frame in frames}
-            self._wrench_buffers = {
-                c: deque((w for w in b if w.frame in frames), maxlen=INPUT_BUFFER)
-                for c, b in self._wrench_buffers.items()}
         stamp = self.get_clock().now().to_msg()
         if settings.publish_tf:
-            self._static = static_transforms(m.kd, settings.frame_prefix, stamp)
-            self._pub.tf_static.publish(TFMessage(transforms=list(self._static.values())))
+            static = static_transforms(m.kd, settings.frame_prefix, stamp)
+            self._pub.tf_static.publish(TFMessage(transforms=list(static.values())))
         if reloaded and settings.publish_markers:
             self._pub.markers.publish(MarkerSet.delete_all(stamp, settings.world_frame))
 
-    # -- inputs ----------------------------------------------------------------------------
+    # -- inputs (under the lock: see inputs.subscribe_sensors) -------------------------------
     def _on_description(self, msg):
         """A description from the topic: parsed outside the node's lock (~0.1 s for a
         humanoid, during which the sensor thread goes on ticking with the current model),
@@ -350,29 +276,29 @@ class KinDynNode(Node):
                 self._load_model(msg.data, self._settings,
                                  parsed=parsed if self._settings is settings else None)
 
-    def _now_ns(self):
-        """The node clock's time [ns] (ROS time under use_sim_time): ``get_clock().now()``
-        without building its rclpy.time.Time object (0.7 against 1.9 us)."""
-        handle = self.get_clock().handle
-        with handle:
-            return handle.get_now().nanoseconds
-
-    def _on_joint_state(self, msg):
-        m = self._model
-        if m is None:
-            self._log.info("no model", "joint_states ignored: no robot_description yet")
-            return
+    def _on_joint_state(self, data):
         try:
-            msg = self._reader.joint_state(msg)
-            m.merger.update(msg)
+            self._inputs.take_joint_state(data)
         except ValueError as exc:
-            self._log.warning("joint_states", f"JointState dropped: {exc}")
+            if self._model is None:
+                self._log.info("no model", "joint_states ignored: no robot_description yet")
+            else:
+                self._log.warning("joint_states", f"JointState dropped: {exc}")
             return
-        self._js_received_ns = now = self._now_ns()
-        zero = msg.stamp.sec == 0 and msg.stamp.nanosec == 0
-        self._js_stamp = ns_to_stamp(now) if zero else msg.stamp
         if self._settings.rate == 0:
             self._tick()
+
+    def _on_odometry(self, data):
+        try:
+            self._inputs.take_odometry(data)
+        except ValueError as exc:
+            self._log.warning("odometry", f"Odometry dropped: {exc}")
+
+    def _on_wrench(self, contact, data):
+        try:
+            self._inputs.take_wrench(contact, data)
+        except ValueError as exc:
+            self._log.warning(f"wrench {contact}", f"WrenchStamped of '{contact}' dropped: {exc}")
 
     def _model_frame(self, frame):
         """Model link of a frame id, with or without the frame prefix (None if unknown)."""
@@ -381,76 +307,82 @@ class KinDynNode(Node):
             return frame[len(prefix):]
         return frame if frame in index else None
 
-    def _on_odometry(self, msg):
-        try:
-            self._odometry = self._read_odometry(self._reader.odometry(msg))
-            self._odom_buffer.append(self._odometry)
-        except ValueError as exc:
-            self._log.warning("odometry", f"Odometry dropped: {exc}")
+    # -- the tick (under the lock) ---------------------------------------------------------
+    def _on_tick_timer(self):
+        with self._lock:
+            self._tick()
 
-    def _read_odometry(self, odom):
-        world = self._settings.world_frame
-        if odom.frame_id not in ("", world):
-            raise ValueError(f"frame_id '{odom.frame_id}' is not world_frame '{world}'")
-        if self._model is None:
-            raise ValueError("no robot_description yet")
-        child = self._model_frame(odom.child_frame_id)
-        if child is None:
-            raise ValueError(f"child_frame_id '{odom.child_frame_id}' is not a link of the model")
-        value = (pose_list_to_matrix(odom.pose), finite_array("twist", odom.twist))
-        now = self._now_ns()
-        return _Timed(child, value, stamp_to_ns(odom.stamp) or now, now)
-
-    def _on_wrench(self, contact, msg):
-        try:
-            msg = self._reader.wrench(msg)
-            if self._model is None:
-                raise ValueError("no robot_description yet")
-            frame = self._model_frame(msg.frame_id or contact)
-            if frame is None:
-                raise ValueError(f"frame_id '{msg.frame_id}' is not a link of the model")
-            value = finite_array("wrench", msg.wrench)
-        except ValueError as exc:
-            self._log.warning(f"wrench {contact}", f"WrenchStamped of '{contact}' dropped: {exc}")
-            return
-        now = self._now_ns()
-        entry = _Timed(frame, value, stamp_to_ns(msg.stamp) or now, now)
-        self._wrenches[contact] = entry
-        self._wrench_buffers.setdefault(contact, deque(maxlen=INPUT_BUFFER)).append(entry)
-
-    # -- the tick --------------------------------------------------------------------------
     def _tick(self):
-        m, stamp = self._model, self._js_stamp
-        if m is None or stamp is None or not self._new_stamp(stamp_to_ns(stamp)):
+        """Compute and publish the tick of the latest JointState, give the services its
+        state, and hand the contact mechanics their steps."""
+        inputs = self._inputs
+        if self._ticker is None or inputs.joint_state_stamp is None \
+                or not self._new_stamp(inputs.joint_state_stamp_ns):
             return
         start, start_cpu = time.perf_counter(), time.thread_time()
-        s, s_dot = m.merger.state()
         try:
-            w_H_b, nu, have_base = self._base_state(m, s, s_dot)
-            wrenches = self._active_wrenches(m)
-            tau = self._torques(m)
-            result = m.kd.compute_tick(w_H_b, s, nu, s_dot, tau, wrenches if tau is not None
-                                       else None)
+            tick = self._ticker.compute(inputs, inputs.joint_state_stamp)
         except ValueError as exc:
             self._log.warning("tick", f"tick skipped: {exc}")
             return
-        if result.forward_dynamics_error:   # the other outputs are still published
-            self._fd_note = f"skipped: {result.forward_dynamics_error}"
-            self._log.warning("forward dynamics", f"forward dynamics {self._fd_note}")
-        self._publish(m, result, stamp, have_base, wrenches)
-        self._publish_markers(m, result, stamp, wrenches)
-        self._measured = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
+        self._publish(tick)
+        self._last_tick = tick
+        self._snapshot = self._snapshot._replace(measured=tick.state)   # one reference
         cpu = time.thread_time() - start_cpu      # inside the wall interval: cpu <= duration
         self._stats.add(time.monotonic(), time.perf_counter() - start, cpu)
+        self._schedule_mechanics(tick)
+
+    def _publish(self, tick):
+        settings, msgs, pub = self._settings, self._model.messages, self._pub
+        result, stamp = tick.result, tick.stamp
+        if settings.publish_tf:
+            pub.tf.publish(msgs.tf(result, stamp, settings.publish_base_tf and tick.have_base))
+        pub.com.publish(msgs.com_point(result, stamp))
+        pub.momentum.publish(msgs.centroidal_momentum(result, stamp))
+        pub.gravity.publish(msgs.gravity_torques(result, stamp))
+        if result.base_acceleration is not None:
+            pub.forward_dynamics.publish(msgs.forward_dynamics_msg(result, stamp, tick.inputs))
+        if (settings.publish_markers and self._markers_due()
+                and pub.markers.get_subscription_count()):
+            forces = msgs.contact_forces(result, tick.inputs.wrenches)
+            pub.markers.publish(msgs.marker_array(result, stamp, forces,
+                                                  self._mechanics.new_markers()))
+
+    def _markers_due(self):
+        """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""
+        now = self._now_ns()
+        period_ns = 1e9 / self._settings.markers_rate
+        if self._markers_ns is not None and 0 <= now - self._markers_ns < period_ns:
+            return False
+        self._markers_ns = now
+        return True
+
+    def _new_stamp(self, stamp_ns):
+        """False for a stamp already published; a stamp going backwards resets (logged)."""
+        last = self._last_stamp_ns
+        if last is not None and stamp_ns == last:
+            return False
+        if last is not None and stamp_ns < last:
+            self.get_logger().warning(
+                f"JointState stamp went back {(last - stamp_ns) * 1e-9:.3f} s (clock jump or "
+                f"bag restart): resetting and publishing from the new stamp")
+        self._last_stamp_ns = stamp_ns
+        return True
+
+    # -- contact mechanics: deferred steps -------------------------------------------------
+    def _schedule_mechanics(self, tick):
+        """The tick's contact mechanics steps (:meth:`_run_deferred`): on the sensor thread
+        left to its idle moments, on any other thread run at once."""
         on_thread = self._sensors is not None and self._sensors.is_current()
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self._finish_deferred()
-        steps = self._mechanics.steps(m.kd, result, s, wrenches, stamp)
-        if (self._deferred is not None
-                and inspect.getgeneratorstate(self._deferred) != inspect.GEN_CREATED):
+        state = tick.state
+        steps = self._mechanics.steps(self._model.kd, tick.result, state.s,
+                                      tick.inputs.wrenches, tick.stamp)
+        if self._deferred is not None and self._begun:
             self._next_deferred = steps     # after the begun ones, in place of an older tick
         else:             # a newer tick takes the turn of one whose steps have not begun
-            self._deferred = steps
+            self._deferred, self._begun = steps, False
         if not on_thread:
             self._finish_deferred()
 
@@ -467,13 +399,14 @@ class KinDynNode(Node):
         if self._deferred is None:
             return False
         try:
+            self._begun = True
             next(self._deferred)
             return True
         except StopIteration:
-            self._deferred, self._next_deferred = self._next_deferred, None
+            self._deferred, self._next_deferred, self._begun = self._next_deferred, None, False
             return self._deferred is not None
         except Exception:        # the steps end with it (the sensor thread reports it)
-            self._deferred, self._next_deferred = self._next_deferred, None
+            self._deferred, self._next_deferred, self._begun = self._next_deferred, None, False
             raise
 
     def _finish_deferred(self):
@@ -481,138 +414,46 @@ class KinDynNode(Node):
         while self._run_deferred():
             pass
 
-    def _new_stamp(self, stamp_ns):
-        """False for a stamp already published; a stamp going backwards resets (logged)."""
-        last = self._last_stamp_ns
-        if last is not None and stamp_ns == last:
-            return False
-        if last is not None and stamp_ns < last:
-            self.get_logger().warning(
-                f"JointState stamp went back {(last - stamp_ns) * 1e-9:.3f} s (clock jump or "
-                f"bag restart): resetting and publishing from the new stamp")
-        self._last_stamp_ns = stamp_ns
-        return True
-
-    def _base_state(self, m, s, s_dot):
-        """(w_H_b (4, 4), base velocity (6,) in the node's representation, from odometry?).
-
-        The odometry is the one with the JointState's stamp, else the newest older one."""
-        odom, settings = _matching(self._odom_buffer, self._last_stamp_ns), self._settings
-        if not settings.use_odometry or odom is None:
-            if settings.use_odometry:
-                self._log.warning("no odometry", f"no odometry on '{settings.odometry_topic}' "
-                                  f"yet: base at fixed_base_pose")
-            return self._fixed_base, np.zeros(6), not settings.use_odometry
-        if odom.frame == m.kd.model.root_link:    # no joint in between: once per message
-            if self._root_base[0] is not odom:
-                w_H_c, twist = odom.value
-                self._root_base = odom, change_base_representation(twist, w_H_c, BODY,
-                                                                   settings.representation)
-            return odom.value[0], self._root_base[1], True
-        m.aux.set_frame_velocity_representation(BODY)
-        root_H_child = m.aux.forward_kinematics(odom.frame, np.eye(4), s)
-        j_rel = m.aux.relative_jacobian(odom.frame, s)
-        w_H_b, nu = base_state_from_odometry(*odom.value, root_H_child, j_rel, s_dot,
-                                             settings.representation)
-        return w_H_b, nu, True
-
-    def _active_wrenches(self, m):
-        """{contact: (expressed frame, w)}: per contact the wrench with the tick's stamp (else
-        the newest older one), left out when further than wrench_timeout from the tick."""
-        out, self._stale = {}, set()
-        timeout_ns = self._settings.wrench_timeout * 1e9
-        for contact in m.contacts:
-            w = _matching(self._wrench_buffers.get(contact), self._last_stamp_ns)
-            if w is not None and abs(self._last_stamp_ns - w.stamp_ns) <= timeout_ns:
-                out[contact] = (w.frame, w.value)
-            elif w is not None:
-                self._stale.add(contact)
-                self._log.warning(f"stale {contact}", f"wrench of '{contact}' older than "
-                                  f"wrench_timeout: left out of forward dynamics")
-        return out
-
-    def _torques(self, m):
-        """Measured joint torques (n,) for forward dynamics, or None (note logged)."""
-        if not m.complete:
-            missing = m.merger.missing
-            m.complete = not missing
-            if missing:
-                self._log.warning("missing joints", f"joints never received, at "
-                                  f"default_joint_position: {missing}")
-        if not self._settings.publish_forward_dynamics:
-            self._fd_note = "disabled (publish_forward_dynamics: false)"
-        elif not m.merger.efforts_complete:
-            self._fd_note = "skipped: efforts not received for every joint"
-            self._log.info("no efforts", f"forward dynamics {self._fd_note}")
-        else:
-            self._fd_note = ""
-            return m.merger.efforts
-        return None
-
-    def _publish(self, m, result, stamp, have_base, wrenches):
-        settings, msgs, pub = self._settings, m.messages, self._pub
-        if settings.publish_tf:
-            pub.tf.publish(msgs.tf(result, stamp, settings.publish_base_tf and have_base))
-        pub.com.publish(msgs.com_point(result, stamp))
-        pub.momentum.publish(msgs.centroidal_momentum(result, stamp))
-        pub.gravity.publish(msgs.gravity_torques(result, stamp))
-        if result.base_acceleration is not None:
-            pub.forward_dynamics.publish(msgs.forward_dynamics_msg(result, stamp, wrenches))
-
-    def _publish_markers(self, m, result, stamp, wrenches):
-        """~/markers, at most markers_rate per second and only while something subscribes."""
-        settings, pub = self._settings, self._pub
-        if (settings.publish_markers and self._markers_due()
-                and pub.markers.get_subscription_count()):
-            forces = [self._world_force(m, result, c, wrenches.get(c)) for c in settings.contacts]
-            pub.markers.publish(m.messages.marker_array(result, stamp, forces,
-                                                        self._mechanics.new_markers()))
-
-    def _markers_due(self):
-        """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""
-        now = self._now_ns()
-        period_ns = 1e9 / self._settings.markers_rate
-        if self._markers_ns is not None and 0 <= now - self._markers_ns < period_ns:
-            return False
-        self._markers_ns = now
-        return True
-
-    @staticmethod
-    def _world_force(m, result, contact, wrench):
-        """(contact link origin, force) in the world frame, or None without a wrench."""
-        if wrench is None:
-            return None
-        frame, w = wrench
-        pose, index = result.world_H_frame, m.kd.model.frame_index
-        return pose(index[contact])[:3, 3], pose(index[frame])[:3, :3] @ w[:3]
-
     # -- diagnostics, services, parameters -------------------------------------------------
     def destroy_node(self):
         if self._sensors is not None:
             self._sensors.stop()
         self._mechanics.close()
+        self._queries.close()
         return super().destroy_node()
 
-    def _publish_diagnostics(self):
-        self._mechanics.collect()     # equilibrium torques, also when no JointState comes
-        m, s, now = self._model, self._settings, self._now_ns()
+    def _on_diagnostics_timer(self):
+        with self._lock:
+            self._mechanics.collect()     # equilibrium torques, also when no JointState comes
+            self._pub.diagnostics.publish(build_diagnostics(
+                self.get_name(), self.get_clock().now().to_msg(), self._model_report(),
+                self._inputs_report(), self._stats.summary(time.monotonic())))
 
-        def age(ns):
-            return None if ns is None else (now - ns) * 1e-9
-        model = None if m is None else (m.kd.model.name, m.kd.model.root_link, m.kd.NDoF,
-                                        len(m.kd.frame_names))
+    def _model_report(self):
+        m = self._model
+        if m is None:
+            return None
+        model = (m.kd.model.name, m.kd.model.root_link, m.kd.NDoF, len(m.kd.frame_names))
         clash = self._world_clash_note()
-        if clash:
-            model += (clash,)
-        wrenches = [(c, age(getattr(self._wrenches.get(c), "received_ns", None)),
-                     c in self._stale) for c in s.contacts]
-        inputs = InputsReport(age(self._js_received_ns), s.joint_state_timeout,
-                              [] if m is None else m.merger.missing, s.use_odometry,
-                              age(getattr(self._odometry, "received_ns", None)), wrenches,
-                              self._fd_note)
-        self._pub.diagnostics.publish(build_diagnostics(
-            self.get_name(), self.get_clock().now().to_msg(), model, inputs,
-            self._stats.summary(time.monotonic())))
+        return model + (clash,) if clash else model
+
+    def _inputs_report(self):
+        """:class:`.diagnostics.InputsReport`: ages of the latest inputs and, at the last
+        tick, how old the odometry and each wrench were against its JointState."""
+        s, inputs, tick, now = self._settings, self._inputs, self._last_tick, self._now_ns()
+
+        def age(entry):
+            received = getattr(entry, "received_ns", entry)
+            return None if received is None else (now - received) * 1e-9
+        stale = set() if tick is None else tick.inputs.stale
+        wrenches = [(c, age(inputs.wrenches.get(c)), c in stale) for c in s.contacts]
+        return InputsReport(
+            age(inputs.joint_state_received_ns), s.joint_state_timeout,
+            [] if self._model is None else self._model.merger.missing, s.use_odometry,
+            age(inputs.odometry), wrenches,
+            "no tick yet" if tick is None else tick.fd_note,
+            None if tick is None else tick.inputs.odometry_age,
+            {} if tick is None else dict(tick.inputs.wrench_ages))
 
     def _world_clash_note(self):
         """Why world_frame -> root link is left out of /tf (world_frame is a model frame
@@ -627,9 +468,8 @@ class KinDynNode(Node):
                 f"they differ")
 
     def _service_source(self):
-        m, s = self._model, self._settings
-        return (None if m is None else m.aux, self._measured, s.velocity_representation,
-                s.frame_prefix)
+        """The services' :class:`.services.Snapshot` (one reference read, no lock)."""
+        return self._snapshot
 
     def _on_set_parameters(self, params):
         """Validate ``params`` and apply them. A change that rebuilds the model (the
@@ -687,6 +527,7 @@ def main(args=None):
         rclpy.try_shutdown()
         return 1
     gc.freeze()   # the model's many long-lived objects: keep them out of every collection
+    sys.setswitchinterval(SWITCH_INTERVAL_S)   # a service computing hands the GIL back soon
     try:
         spin_until_shutdown(node)
     finally:

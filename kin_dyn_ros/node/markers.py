@@ -25,7 +25,8 @@ from visualization_msgs.msg import Marker, MarkerArray
 
 from .conversions import assign_fields, stamp_fields, xyz_fields
 
-__all__ = ["MarkerSet", "MarkerGroup", "LINEAR_SCALE", "ANGULAR_SCALE", "FORCE_SCALE"]
+__all__ = ["MarkerSet", "MarkerGroup", "make_marker", "LINEAR_SCALE", "ANGULAR_SCALE",
+           "FORCE_SCALE"]
 
 LINEAR_SCALE = 0.05     # m of arrow per kg m/s
 ANGULAR_SCALE = 0.5     # m of arrow per kg m^2/s
@@ -33,7 +34,9 @@ FORCE_SCALE = 0.002     # m of arrow per N
 COM_DIAMETER = 0.05     # m
 
 
-def _marker(ns, mid, kind, frame, rgba, scale):
+def make_marker(ns, mid, kind, frame, rgba, scale):
+    """Marker ``(ns, mid)`` of type ``kind`` in frame ``frame``, ADD, identity orientation,
+    colour ``rgba`` (4,) and ``scale`` (3,) [m]; an ARROW gets its two points (at 0)."""
     m = Marker()
     m.header.frame_id = frame
     m.ns, m.id, m.type, m.action = ns, mid, kind, Marker.ADD
@@ -80,16 +83,16 @@ class MarkerSet:
 
     def __init__(self, world_frame, contacts):
         arrow = (0.01, 0.02, 0.03)    # shaft diameter, head diameter, head length [m]
-        self.com = _marker("com", 0, Marker.SPHERE, world_frame, (1.0, 0.5, 0.0, 1.0),
-                           (COM_DIAMETER,) * 3)
-        self.projection = _marker("com_projection", 0, Marker.CYLINDER, world_frame,
-                                  (1.0, 0.5, 0.0, 0.6), (COM_DIAMETER, COM_DIAMETER, 0.002))
-        self.linear = _marker("momentum", 0, Marker.ARROW, world_frame, (0.0, 0.4, 1.0, 1.0),
-                              arrow)
-        self.angular = _marker("momentum", 1, Marker.ARROW, world_frame, (0.8, 0.0, 0.8, 1.0),
-                               arrow)
-        self.forces = [_marker("contact_forces", k, Marker.ARROW, world_frame,
-                               (0.1, 0.8, 0.1, 1.0), arrow) for k in range(len(contacts))]
+        self.com = make_marker("com", 0, Marker.SPHERE, world_frame, (1.0, 0.5, 0.0, 1.0),
+                               (COM_DIAMETER,) * 3)
+        self.projection = make_marker("com_projection", 0, Marker.CYLINDER, world_frame,
+                                      (1.0, 0.5, 0.0, 0.6), (COM_DIAMETER, COM_DIAMETER, 0.002))
+        self.linear = make_marker("momentum", 0, Marker.ARROW, world_frame,
+                                  (0.0, 0.4, 1.0, 1.0), arrow)
+        self.angular = make_marker("momentum", 1, Marker.ARROW, world_frame,
+                                   (0.8, 0.0, 0.8, 1.0), arrow)
+        self.forces = [make_marker("contact_forces", k, Marker.ARROW, world_frame,
+                                   (0.1, 0.8, 0.1, 1.0), arrow) for k in range(len(contacts))]
         self.array = MarkerArray(markers=[self.com, self.projection, self.linear,
                                           self.angular, *self.forces])
         self.double_fields = xyz_fields([self.com.pose.position, self.projection.pose.position]

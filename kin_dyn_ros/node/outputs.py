@@ -32,8 +32,9 @@ from diagnostic_msgs.msg import DiagnosticArray
 
 from kin_dyn_ros_interfaces.msg import ForwardDynamics
 
-from .conversions import (assign_fields, fill_transforms, float_array, make_transform_stamped,
-                          rotations_to_quaternions, stamp_fields, stamp_words, xyz_fields)
+from ..dynamics.quaternions import rotations_to_quaternions
+from .conversions import (assign_fields, make_transform_stamped, stamp_fields, stamp_words,
+                          xyz_fields)
 from .markers import MarkerSet
 
 __all__ = ["TF_QOS", "LATCHED_QOS", "NO_SUBSCRIPTION_EVENTS", "Publishers", "TickMessages",
@@ -112,8 +113,9 @@ class SerializedTemplate:
     serialiser leaves alignment padding uninitialised, and that memory may still hold the
     sentinels of an earlier template (a fixed pattern was then found twice in ~2 % of
     templates). ``ok`` is False when no attempt works (a sentinel not found exactly once, a
-    layout other than the message's, or a non-little-endian encoding): the caller then fills
-    and publishes the message object, ``msg``, instead.
+    layout other than the message's, or a non-little-endian encoding): :meth:`render` then
+    writes the values into the message object, ``msg``, and returns it (the fallback: the
+    same message, published the plain way). Callers never look at which one they got.
 
     ``integer_width`` k: the integer fields come in groups of k that take the same k values
     (e.g. each transform's stamp): :meth:`render` then takes those k values.
@@ -124,6 +126,7 @@ class SerializedTemplate:
     def __init__(self, msg, doubles, integers, integer_width=None, floats=()):
         rng = np.random.default_rng()
         self.msg = msg
+        self._fields = (doubles, integers, floats)
         base = serialize_message(msg)
         for _ in range(self._ATTEMPTS):
             data, offsets, ok = self._locate(msg, doubles, integers, floats, rng)
@@ -163,14 +166,28 @@ class SerializedTemplate:
         return data, offsets, ok
 
     def render(self, doubles, integers, floats=()):
-        """Serialised bytes with ``doubles`` (float64), ``integers`` (int32/uint32 values
-        in [0, 2**32); the k values of every group with ``integer_width`` k) and ``floats``
-        (float32) in the fields given at construction, in the same order."""
+        """The message with ``doubles`` (float64), ``integers`` (int32/uint32 values in
+        [0, 2**31); the k values of every group with ``integer_width`` k) and ``floats``
+        (float32) in the fields given at construction, in the same order: serialised bytes,
+        or (``ok`` False) the message object with those values, for ``publish``."""
+        if not self.ok:
+            return self._fill(doubles, integers, floats)
         self._f64[self._d_idx] = np.ravel(doubles)
         self._u32[self._i_idx] = integers if self._i_idx.ndim > 1 else np.ravel(integers)
         if len(self._f_idx):
             self._f32[self._f_idx] = np.ravel(floats)
         return self._buf[:self._size].tobytes()
+
+    def _fill(self, doubles, integers, floats):
+        """The fallback of :meth:`render`: the values written into ``msg``'s fields."""
+        double_fields, integer_fields, float_fields = self._fields
+        integers = np.ravel(integers)
+        if self._i_idx.ndim > 1:     # one group's values for every group
+            integers = np.tile(integers, len(integer_fields) // max(len(integers), 1))
+        assign_fields(double_fields, np.ravel(doubles).tolist())
+        assign_fields(integer_fields, [int(v) for v in integers])
+        assign_fields(float_fields, np.ravel(floats).tolist())
+        return self.msg
 
 
 class TemplateCache:
@@ -206,11 +223,7 @@ class EffortMessage:
     def render(self, effort, stamp):
         """The message with ``effort`` (n,) stamped ``stamp`` (builtin_interfaces/Time):
         serialised bytes, or the message object when the template is unusable."""
-        if self._template.ok:
-            return self._template.render(effort, stamp_words(stamp))
-        self.msg.header.stamp = stamp
-        self.msg.effort = float_array(effort)
-        return self.msg
+        return self._template.render(effort, stamp_words(stamp))
 
 
 class _SerializedTF:
@@ -229,9 +242,6 @@ class _SerializedTF:
     def render(self, h, stamp):
         """Serialised TFMessage of ``h`` (N, 4, 4) stamped ``stamp`` (bytes, or the message
         when the template is unusable)."""
-        if not self.template.ok:
-            fill_transforms(self.msg.transforms, h, stamp)
-            return self.msg
         values = np.concatenate([h[:, :3, 3], rotations_to_quaternions(h[:, :3, :3])], 1)
         return self.template.render(values, stamp_words(stamp))
 
@@ -267,6 +277,7 @@ class TickMessages:
         self._markers = SerializedTemplate(self.markers.array, self.markers.double_fields,
                                            self.markers.integer_fields)
         self._marker_templates = TemplateCache()   # the array with a MarkerGroup, per layout
+        self._contacts, self._frame_index = settings.contacts, kd.model.frame_index
 
     def tf(self, result, stamp, with_base):
         """/tf of the tick (serialised TFMessage bytes): parent link -> child link of every
@@ -277,24 +288,33 @@ class TickMessages:
             return self._tf_all.render(h, stamp)
         return self._tf_joints.render(result.joint_transforms, stamp)
 
+    def contact_forces(self, result, wrenches):
+        """Per contact of the settings, (link origin (3,), force (3,)) in the world frame of
+        the tick's wrench ({contact: (expressed link, w (6,))}), or None without one."""
+        return [self._world_force(result, c, wrenches.get(c)) if c in self._frame_index
+                else None for c in self._contacts]
+
+    def _world_force(self, result, contact, contact_wrench):
+        if contact_wrench is None:
+            return None
+        frame, w = contact_wrench
+        pose, index = result.world_H_frame, self._frame_index
+        return pose(index[contact])[:3, 3], pose(index[frame])[:3, :3] @ w[:3]
+
     def marker_array(self, result, stamp, forces, extra=None):
         """~/markers of the tick (serialised bytes when possible); ``forces`` as
-        :meth:`MarkerSet.values`. ``extra``: a :class:`.markers.MarkerGroup` to append (the
+        :meth:`contact_forces`. ``extra``: a :class:`.markers.MarkerGroup` to append (the
         contact mechanics' markers), or None. The array with a group comes from a template
         per group layout (``extra.key``), made on its first use (~2 ms on iCub, once per
-        layout); building and publishing the message objects instead costs ~0.5 ms each time."""
+        layout); building and publishing the message objects instead costs ~0.5 ms each
+        time."""
         doubles, integers = self.markers.values(stamp, result.com, result.centroidal_momentum,
                                                 forces)
-        template = self._markers if extra is None else self._marker_templates.get(
-            extra.key, lambda: self._group_template(extra))
-        if not template.ok:
-            array = self.markers.fill(doubles, integers)
-            return array if extra is None else MarkerArray(markers=[*array.markers,
-                                                                    *extra.markers()])
-        if extra is not None:
-            doubles = np.concatenate([doubles, extra.doubles])
-            integers = [*integers, *extra.integers]
-        return template.render(doubles, integers)
+        if extra is None:
+            return self._markers.render(doubles, integers)
+        template = self._marker_templates.get(extra.key, lambda: self._group_template(extra))
+        return template.render(np.concatenate([doubles, extra.doubles]),
+                               [*integers, *extra.integers])
 
     def _group_template(self, group):
         """SerializedTemplate of the markers array followed by ``group``'s layout."""
@@ -305,56 +325,43 @@ class TickMessages:
 
     def com_point(self, result, stamp):
         """PointStamped of the CoM [m], world frame (serialised bytes when possible)."""
-        if self._com.ok:
-            return self._com.render(result.com, stamp_words(stamp))
-        self.com.header.stamp = stamp
-        p = self.com.point
-        p.x, p.y, p.z = result.com.tolist()
-        return self.com
+        return self._com.render(result.com, stamp_words(stamp))
 
     def centroidal_momentum(self, result, stamp):
         """TwistStamped: linear = m v_com [kg m/s], angular = angular momentum about the
         CoM [kg m^2/s], world axes (serialised bytes when possible)."""
-        if self._momentum.ok:
-            return self._momentum.render(result.centroidal_momentum, stamp_words(stamp))
-        self.momentum.header.stamp = stamp
-        lx, ly, lz, ax, ay, az = result.centroidal_momentum.tolist()
-        t = self.momentum.twist
-        t.linear.x, t.linear.y, t.linear.z = lx, ly, lz
-        t.angular.x, t.angular.y, t.angular.z = ax, ay, az
-        return self.momentum
+        return self._momentum.render(result.centroidal_momentum, stamp_words(stamp))
 
     def gravity_torques(self, result, stamp):
         """JointState with name and effort = gravity torques [N m or N] (serialised bytes
         when possible)."""
         return self._gravity.render(result.gravity_torques, stamp)
 
-    def forward_dynamics_msg(self, result, stamp, active_contacts):
-        """ForwardDynamics of the tick (result.base_acceleration must not be None);
-        serialised bytes when possible, from a template per set of ``active_contacts``."""
-        names = tuple(active_contacts)
-        template = self._fd_templates.get(names, lambda: self._fd_template(names))
-        if template.ok:
-            values = np.concatenate([result.base_acceleration, result.joint_accelerations])
-            return template.render(values, stamp_words(stamp))
-        msg = template.msg
-        msg.header.stamp = stamp
-        lx, ly, lz, ax, ay, az = result.base_acceleration.tolist()
-        a = msg.base_acceleration
-        a.linear.x, a.linear.y, a.linear.z = lx, ly, lz
-        a.angular.x, a.angular.y, a.angular.z = ax, ay, az
-        msg.joint_accelerations = float_array(result.joint_accelerations)
-        return msg
+    def forward_dynamics_msg(self, result, stamp, inputs):
+        """ForwardDynamics of a tick (``result.base_acceleration`` must not be None) at
+        ``stamp`` that combined ``inputs`` (:class:`.inputs.TickInputs`: its wrenches are the
+        active contacts; the odometry's and the wrenches' ages); serialised bytes when
+        possible, from a template per set of active contacts and base source."""
+        names, from_odometry = tuple(inputs.wrenches), inputs.odometry_age is not None
+        template = self._fd_templates.get((names, from_odometry),
+                                          lambda: self._fd_template(names, from_odometry))
+        ages = [inputs.odometry_age if from_odometry else 0.0,
+                *(inputs.wrench_ages[c] for c in names)]
+        values = np.concatenate([result.base_acceleration, result.joint_accelerations, ages])
+        return template.render(values, stamp_words(stamp))
 
-    def _fd_template(self, names):
+    def _fd_template(self, names, from_odometry):
         """SerializedTemplate of ForwardDynamics with active_contacts ``names``: the 6 base
-        then n joint accelerations, the stamp."""
+        then n joint accelerations, the odometry's and the wrenches' ages, the stamp."""
         msg = ForwardDynamics(representation=self._representation, joint_names=self._joints,
                               active_contacts=list(names),
-                              joint_accelerations=[0.0] * len(self._joints))
+                              joint_accelerations=[0.0] * len(self._joints),
+                              base_from_odometry=from_odometry,
+                              wrench_ages=[0.0] * len(names))
         a = msg.base_acceleration
-        doubles = xyz_fields([a.linear, a.angular]) + [(msg, "joint_accelerations",
-                                                         len(self._joints))]
+        doubles = xyz_fields([a.linear, a.angular]) + [
+            (msg, "joint_accelerations", len(self._joints)), (msg, "odometry_age"),
+            (msg, "wrench_ages", len(names))]
         return SerializedTemplate(msg, doubles, stamp_fields(msg))
 
 

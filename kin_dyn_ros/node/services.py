@@ -2,8 +2,12 @@
 
 Each request is answered at one state: the node's latest measured state (the state of
 its last tick) when ``use_measured_state`` is true, else the request's
-FloatingBaseState. Requests run on a KinDynComputations instance of their own (the node's
-``aux``), whose representation is set before every call, so they never disturb the tick.
+FloatingBaseState. The node hands the services a :class:`Snapshot` (model, the last tick's
+:class:`.tick.MeasuredState`, default representation, frame prefix), replaced as one
+reference at every tick: a request reads it once, so it sees the state of one tick, never
+half of two, and never waits for the tick's lock. Each request runs on a KinDynComputations
+of its own (a shallow copy sharing the model, ~1 us), whose representation it sets, so
+requests disturb neither the tick nor each other, on whatever thread the executor runs them.
 Errors (no model, unknown frame or joint, wrong sizes, bad quaternion, bad representation)
 give ``success = false`` and a message naming the problem; nothing is thrown.
 Matrices are row-major; columns are ``COLUMN_BASE`` then the model's joints.
@@ -12,30 +16,31 @@ Matrices are row-major; columns are ``COLUMN_BASE`` then the model's joints.
 """
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 from kin_dyn_ros_interfaces.srv import GetDynamics, GetJacobian, GetMassMatrix
 
-from .conversions import change_base_representation, float_array, pose_to_matrix, twist_to_array
+from .conversions import float_array, pose_to_matrix, twist_to_array
+from ..dynamics.base_state import change_base_representation
 from ..dynamics.representations import parse_representation
 
-__all__ = ["COLUMN_BASE", "MeasuredState", "DynamicsServices", "explicit_state",
-           "request_call"]
+__all__ = ["COLUMN_BASE", "Snapshot", "DynamicsServices", "explicit_state", "request_call"]
 
 COLUMN_BASE = ("base_lin_x", "base_lin_y", "base_lin_z", "base_ang_x", "base_ang_y", "base_ang_z")
 
 
-@dataclass(frozen=True)
-class MeasuredState:
-    """The state of a tick: w_H_b (4, 4), s (n,), base_vel (6,) in ``representation``,
-    s_dot (n,)."""
+class Snapshot(NamedTuple):
+    """What the services answer from: the model's KinDynComputations for the services (None
+    while no model is loaded; never used directly, see :func:`request_call`), the last
+    tick's :class:`.tick.MeasuredState` (None before the first tick of this model), the
+    node's default velocity representation (name) and frame prefix."""
 
-    w_H_b: np.ndarray
-    s: np.ndarray
-    base_vel: np.ndarray
-    s_dot: np.ndarray
-    representation: object
+    kd: object
+    measured: object
+    representation: str
+    prefix: str
 
 
 def explicit_state(kd, state):
@@ -62,25 +67,24 @@ def explicit_state(kd, state):
     s[idx] = pos
     if vel.size:
         s_dot[idx] = vel
-    for joint, (master, mult, _) in mimic.items():
-        s_dot[index[joint]] = mult * s_dot[index[master]]
     try:
         w_H_b = pose_to_matrix(state.base_pose)
     except ValueError as exc:
         raise ValueError(f"state.base_pose: {exc}") from None
-    return w_H_b, kd.apply_mimic(s), s_dot
+    return (w_H_b, *kd.fill_mimic(s, s_dot))
 
 
 class DynamicsServices:
     """Creates the three services on ``node``.
 
-    ``source()`` returns ``(aux, measured, default_rep, frame_prefix)``: the services'
-    KinDynComputations (None while no model is loaded), the latest MeasuredState (or None)
-    and the node's default representation.
+    ``source()`` returns the node's current :class:`Snapshot` (a reference read: no lock);
+    ``queries`` (a :class:`~kin_dyn_ros.equilibrium_worker.QueryWorker`) computes them, in
+    its process when it runs (the executor's thread then waits with the interpreter lock
+    released), else in the calling thread.
     """
 
-    def __init__(self, node, source, callback_group=None):
-        self._source = source
+    def __init__(self, node, source, queries, callback_group=None):
+        self._source, self._queries = source, queries
         self._logger = node.get_logger()
         self.services = [
             node.create_service(srv, name, self._wrap(srv, fill), callback_group=callback_group)
@@ -91,7 +95,7 @@ class DynamicsServices:
     def _wrap(self, srv, fill):
         def callback(request, response):
             try:
-                call = self._state(request)
+                call = request_call(self._source(), request)
                 fill(request, response, call)
                 response.column_names = list(COLUMN_BASE) + call.kd.joints_name_list
                 response.success, response.message = True, ""
@@ -103,47 +107,39 @@ class DynamicsServices:
             return response
         return callback
 
-    def _state(self, request):
-        """The :class:`_Call` of a request (:func:`request_call`)."""
-        return request_call(self._source(), request)
+    def _query(self, c, name, *args):
+        """The answer of query ``name`` of :mod:`kin_dyn_ros.dynamics.queries` at ``c``."""
+        return self._queries.call(c.kd, name, c.kd.rep, c.w_H_b, c.s, *args)
 
-    @staticmethod
-    def _jacobian(request, response, c):
-        jac = c.kd.jacobian(c.frame(request.frame), c.w_H_b, c.s)
+    def _jacobian(self, request, response, c):
+        jac = self._query(c, "jacobian", c.frame(request.frame))["jacobian"]
         response.rows, response.cols = jac.shape
         response.data = float_array(jac.ravel())
 
-    @staticmethod
-    def _mass_matrix(request, response, c):
-        m = c.kd.mass_matrix(c.w_H_b, c.s)
+    def _mass_matrix(self, request, response, c):
+        m = self._query(c, "mass_matrix")["mass_matrix"]
         response.rows, response.cols = m.shape
         response.data = float_array(m.ravel())
 
-    @staticmethod
-    def _dynamics(request, response, c):
-        kd, w_H_b, s = c.kd, c.w_H_b, c.s
-        jacobians = [kd.jacobian(c.frame(f), w_H_b, s) for f in request.frames]
-        response.mass_matrix = float_array(kd.mass_matrix(w_H_b, s).ravel())
-        response.bias_forces = float_array(kd.bias_force(w_H_b, s, c.nu, c.s_dot))
-        response.gravity_forces = float_array(kd.gravity_term(w_H_b, s))
-        response.centroidal_momentum_matrix = float_array(
-            kd.centroidal_momentum_matrix(w_H_b, s).ravel())
-        com = kd.CoM_position(w_H_b, s)
-        response.com.x, response.com.y, response.com.z = (float(v) for v in com)
-        response.com_jacobian = float_array(kd.CoM_jacobian(w_H_b, s).ravel())
+    def _dynamics(self, request, response, c):
+        d = self._query(c, "dynamics", c.nu, c.s_dot, [c.frame(f) for f in request.frames])
+        for field in ("mass_matrix", "bias_forces", "gravity_forces",
+                      "centroidal_momentum_matrix", "com_jacobian", "jacobians"):
+            setattr(response, field, float_array(d[field].ravel()))
+        response.com.x, response.com.y, response.com.z = (float(v) for v in d["com"])
         response.frames = list(request.frames)
-        response.jacobians = float_array(np.reshape(jacobians, -1))
 
 
 def request_call(source, request):
-    """The :class:`_Call` of a service request: ``source`` is the services' ``(aux, measured,
-    default_rep, frame_prefix)``; ``request`` has ``use_measured_state``, ``state`` and
-    optionally ``representation`` (empty or absent: the node's default), to which the aux
-    KinDynComputations is set. ValueError naming the problem."""
-    kd, measured, default_rep, prefix = source
-    if kd is None:
+    """The :class:`_Call` of a service request: ``source`` is a :class:`Snapshot`;
+    ``request`` has ``use_measured_state``, ``state`` and optionally ``representation``
+    (empty or absent: the node's default), the representation of the call's own
+    KinDynComputations. ValueError naming the problem."""
+    model, measured, default_rep, prefix = source
+    if model is None:
         raise ValueError("no robot model loaded yet (waiting for robot_description)")
     rep = parse_representation(getattr(request, "representation", "") or default_rep)
+    kd = model.sharing_model()          # this call's own representation
     kd.set_frame_velocity_representation(rep)
     if request.use_measured_state:
         if measured is None:

@@ -2,7 +2,13 @@
 
 The motion must be kinematically exact (feet fixed, velocities and accelerations the
 derivatives of the positions) and dynamically exact (contact wrenches balance the base rows
-of the equations of motion, forward dynamics gives the motion's accelerations back).
+of the equations of motion, forward dynamics gives the motion's accelerations back), on iCub
+(hand-made posture), on Talos and Unitree G1 (example-robot-data: the squat made from their
+leg kinematics, on the feet the demo guesses, with G1's soles 3.5 cm below its foot links)
+and on a random tree (fixed base). For the other humanoids also: the soles flat on the
+ground, the CoM at a plausible height that goes down and up by centimetres, and Newton's law
+for the CoM (the contact forces sum to m (c'' - g), with c'' by finite differences: no
+inverse dynamics involved).
 """
 
 import numpy as np
@@ -11,8 +17,10 @@ import pytest
 import icub_models
 
 from kin_dyn_ros.dynamics import KinDynComputations, Representations
+from kin_dyn_ros.dynamics.contacts import convex_hull
 from kin_dyn_ros.dynamics.representations import base_transform, parse_representation
-from kin_dyn_ros.dynamics.random_tree import random_tree_urdf
+from kin_dyn_ros.demo.robot import load_robot
+from random_tree import random_tree_urdf  # test/support
 from kin_dyn_ros.demo.motion import (NOMINAL_FOOT, JointTrajectory, Motion,
                                      base_acceleration_in, body_twist, foot_outline,
                                      rotation_log, wrench_in_frame)
@@ -31,6 +39,37 @@ def icub_motion():
 def tree_motion():
     kd = KinDynComputations(random_tree_urdf(8, seed=3))
     return Motion(kd)
+
+
+def _humanoid(path):
+    robot = load_robot(path)
+    motion = Motion(robot.kd, feet=robot.feet,
+                    sole_heights={f: s.height for f, s in robot.soles.items()})
+    return robot, motion
+
+
+@pytest.fixture(scope="module")
+def talos(talos_urdf):
+    return _humanoid(talos_urdf)
+
+
+@pytest.fixture(scope="module")
+def g1(g1_urdf):
+    return _humanoid(g1_urdf)
+
+
+@pytest.fixture
+def motion_of(request):
+    """motion_of(name): the Motion of 'icub', 'tree', 'talos' or 'g1'."""
+    def get(name):
+        value = request.getfixturevalue(name if name in ("talos", "g1") else f"{name}_motion")
+        return value[1] if isinstance(value, tuple) else value
+    return get
+
+
+ALL = ["icub", "tree", "talos", "g1"]
+# CoM height range [m] above the soles, plausible for each robot standing (knees bent)
+COM_HEIGHT = {"talos": (0.80, 1.00), "g1": (0.55, 0.75)}
 
 
 def test_icub_is_a_biped_with_a_six_joint_right_leg(icub_motion):
@@ -68,9 +107,9 @@ def _central(f, t):
     return (f(t + H) - f(t - H)) / (2 * H)
 
 
-@pytest.mark.parametrize("which", ["icub", "tree"])
-def test_velocities_and_accelerations_match_finite_differences(which, icub_motion, tree_motion):
-    motion = icub_motion if which == "icub" else tree_motion
+@pytest.mark.parametrize("which", ALL)
+def test_velocities_and_accelerations_match_finite_differences(which, motion_of):
+    motion = motion_of(which)
     for t in TIMES[:4]:
         x = motion.sample(t)
         plus, minus = motion.sample(t + H), motion.sample(t - H)
@@ -86,9 +125,9 @@ def test_velocities_and_accelerations_match_finite_differences(which, icub_motio
                                    x.base_acceleration, rtol=0, atol=1e-5)
 
 
-@pytest.mark.parametrize("which", ["icub", "tree"])
-def test_wrenches_balance_the_base_rows(which, icub_motion, tree_motion):
-    motion = icub_motion if which == "icub" else tree_motion
+@pytest.mark.parametrize("which", ALL)
+def test_wrenches_balance_the_base_rows(which, motion_of):
+    motion = motion_of(which)
     kd = motion.kd
     for t in TIMES:
         x = motion.sample(t)
@@ -101,10 +140,10 @@ def test_wrenches_balance_the_base_rows(which, icub_motion, tree_motion):
         np.testing.assert_allclose(residual[6:], x.tau, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("which", ["icub", "tree"])
-def test_forward_dynamics_returns_the_motion(which, icub_motion, tree_motion):
+@pytest.mark.parametrize("which", ALL)
+def test_forward_dynamics_returns_the_motion(which, motion_of):
     """What the node computes: compute_tick with the torques and the sole-frame wrenches."""
-    motion = icub_motion if which == "icub" else tree_motion
+    motion = motion_of(which)
     kd = motion.kd
     for t in TIMES[::2]:
         x = motion.sample(t)
@@ -213,3 +252,61 @@ def test_base_acceleration_in_other_representations(rep, icub_motion):
                                     x.base_acceleration)
     np.testing.assert_allclose(tick.base_acceleration, expected, rtol=0, atol=1e-8)
     np.testing.assert_allclose(tick.joint_accelerations, x.s_ddot, rtol=0, atol=1e-8)
+
+
+@pytest.mark.parametrize("which, feet, squat", [
+    ("talos", ("left_sole_link", "right_sole_link"),
+     ["leg_left_3_joint", "leg_left_4_joint", "leg_left_5_joint"]),
+    ("g1", ("left_ankle_roll_link", "right_ankle_roll_link"),
+     ["left_hip_pitch_joint", "left_knee_joint", "left_ankle_pitch_joint"])])
+def test_other_humanoids_squat_on_their_feet(which, feet, squat, request):
+    robot, motion = request.getfixturevalue(which)
+    assert motion.mode == "biped" and motion.posture == "kinematic", motion.reason
+    assert tuple(motion.contacts) == feet
+    assert motion.squat_joints == squat and len(motion.sway_joints) == 2
+    kd, mass = motion.kd, motion.kd.get_total_mass()
+    fixed = {feet[0]: motion.w_H_left, feet[1]: motion.w_H_right}
+    heights = []
+    for x in motion.table(20):
+        for foot, pose in fixed.items():
+            h = kd.forward_kinematics(foot, x.w_H_b, x.s)
+            np.testing.assert_allclose(h, pose, atol=1e-9)
+            np.testing.assert_allclose(h[:3, 2], [0, 0, 1], atol=1e-12)   # sole flat
+            corners = robot.soles[foot].points @ h[:3, :3].T + h[:3, 3]
+            np.testing.assert_allclose(corners[:, 2], 0.0, atol=1e-9)   # on the ground
+        for name, q in zip(kd.joints_name_list, x.s):
+            lower, upper = kd.model.limits[name][:2]
+            assert lower <= q <= upper, (name, q)
+        # the CoM above the support polygon (the motion is slow: nearly static)
+        hull = convex_hull(np.vstack([
+            (robot.soles[f].points @ fixed[f][:3, :3].T + fixed[f][:3, 3])[:, :2]
+            for f in feet]))
+        edges = np.roll(hull, -1, axis=0) - hull
+        cross = edges[:, 0] * (x.com[1] - hull[:, 1]) - edges[:, 1] * (x.com[0] - hull[:, 0])
+        assert (cross > 0).all(), (x.t, x.com)
+        heights.append(x.com[2])
+        # Newton: the contact forces sum to m (c'' - g)
+        c_ddot = (motion.sample(x.t + H).com - 2 * x.com + motion.sample(x.t - H).com) / H ** 2
+        total = sum(w[:3] for w in x.wrenches.values())
+        np.testing.assert_allclose(total, mass * (c_ddot - kd.gravity), rtol=0, atol=2e-3)
+        for foot in feet:
+            assert wrench_in_frame(x.contact_poses[foot], x.wrenches[foot])[2] > 0.15 * mass * 9.8
+    low, high = COM_HEIGHT[which]
+    assert low < min(heights) and max(heights) < high, (min(heights), max(heights))
+    assert max(heights) - min(heights) > 0.03     # the squat
+
+
+def test_sampling_out_of_order_gives_the_same_state(g1):
+    _, motion = g1
+    in_order = [motion.sample(t) for t in (0.5, 0.502, 0.504)]
+    for t, x in zip((3.1, 0.504, 1.9, 0.5, 0.502), (None, in_order[2], None, in_order[0],
+                                                    in_order[1])):
+        y = motion.sample(t)
+        if x is not None:
+            np.testing.assert_allclose(y.s, x.s, atol=1e-10)
+            np.testing.assert_allclose(y.w_H_b, x.w_H_b, atol=1e-10)
+
+
+def test_feet_none_is_a_fixed_base(icub_motion):
+    motion = Motion(icub_motion.kd, feet=None)
+    assert motion.mode == "fixed-base" and motion.contacts == ["root_link"]

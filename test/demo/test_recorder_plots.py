@@ -8,8 +8,9 @@ from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 from mcap_ros2._dynamic import serialize_dynamic
 
-from kin_dyn_ros.demo.motion import convex_hull
-from kin_dyn_ros.demo.plots import Series, joint_groups, plot_all
+from kin_dyn_ros.dynamics.contacts import convex_hull
+from kin_dyn_ros.demo.plots import (Series, _busiest_joints, _with_gaps, joint_groups,
+                                    joint_label, plot_all)
 from kin_dyn_ros.demo.recorder import SEPARATOR, McapRecorder, message_definition
 
 
@@ -76,9 +77,10 @@ def test_recorder_writes_cdr_that_decodes_with_its_schema(prefix, tmp_path):
                    for k in range(3)]
 
 
-def _series(n=4, k=200):
+def _series(n=4, k=200, equilibrium=True):
     t = np.arange(k) / 100.0
     acc = np.sin(t[:, None] * np.arange(1, n + 1))
+    eq_t = t[::5] if equilibrium else np.zeros(0)
     return Series(
         t=t, joint_names=["l_hip_pitch", "l_knee", "r_shoulder_roll", "torso_yaw"][:n],
         com=np.stack([0.01 * np.sin(t), 0.02 * np.cos(t), 0.5 + 0.01 * t], axis=1),
@@ -88,17 +90,25 @@ def _series(n=4, k=200):
         feet={"l_sole": np.array([[0, 0.04], [0.1, 0.04], [0.1, 0.1], [0, 0.1]]),
               "r_sole": np.array([[0, -0.1], [0.1, -0.1], [0.1, -0.04], [0, -0.04]])},
         cop={"l_sole": np.zeros((k, 2)), "r_sole": np.zeros((k, 2))},
-        latency_ms=np.linspace(1, 5, 100), in_sync=t < 1.5, title="test")
+        latency_ms=np.linspace(1, 5, 100), in_sync=t < 1.5, title="test", eq_t=eq_t,
+        equilibrium_torques=np.cos(eq_t[:, None] * np.arange(1, n + 1)),
+        eq_gravity_torques=np.sin(eq_t[:, None] * np.arange(1, n + 1)), period=0.5)
 
 
-def test_plot_all_writes_png_images(tmp_path):
-    paths = plot_all(_series(), tmp_path)
+@pytest.mark.parametrize("equilibrium", [True, False])
+def test_plot_all_writes_png_images(tmp_path, equilibrium):
+    paths = plot_all(_series(equilibrium=equilibrium), tmp_path)
     assert set(paths) == {"com", "momentum", "gravity_torques", "forward_dynamics", "latency"}
-    for path in paths.values():
+    sizes = {}
+    for name, path in paths.items():
         data = path.read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n"
         width, height = struct.unpack(">II", data[16:24])
         assert width >= 800 and height >= 400 and len(data) > 20_000
+        sizes[name] = width
+    # g(q), the equilibrium torques and their difference side by side; g(q) alone without
+    assert sizes["gravity_torques"] > (2000 if equilibrium else 0)
+    assert sizes["gravity_torques"] < (10_000 if equilibrium else 1500)
 
 
 def test_fd_error_per_tick():
@@ -108,11 +118,38 @@ def test_fd_error_per_tick():
     assert np.isnan(s.fd_error()[5])
 
 
-def test_joint_groups():
-    names = ["l_hip_pitch", "r_knee", "l_elbow", "torso_pitch", "neck_yaw", "gripper"]
-    assert joint_groups(names) == {"legs": [0, 1], "arms": [2], "torso & head": [3, 4],
-                                   "other": [5]}
+def test_joint_groups_per_limb():
+    names = ["l_hip_pitch", "r_knee", "l_elbow", "torso_pitch", "neck_yaw", "gripper",
+             "leg_left_1_joint", "arm_right_7_joint", "gripper_right_joint", "waist_yaw_joint",
+             "head_2_joint", "left_ankle_roll_joint", "tail"]
+    assert joint_groups(names) == {"left leg": [0, 6, 11], "right leg": [1],
+                                   "left arm": [2], "right arm": [7, 8], "arms": [5],
+                                   "torso & head": [3, 4, 9, 10], "other": [12]}
+    assert list(joint_groups(names)) == ["left leg", "right leg", "left arm", "right arm",
+                                         "arms", "torso & head", "other"]
     assert joint_groups(["joint_000", "joint_001"]) == {"joints": [0, 1]}
+    assert joint_label("leg_left_1_joint") == "leg_left_1"
+    assert joint_label("l_knee") == "l_knee" and joint_label("_joint") == "_joint"
+
+
+def test_lines_break_at_gaps():
+    t = np.array([0.0, 0.01, 0.02, 0.5, 0.51, 0.52])
+    values = np.arange(12.0).reshape(6, 2)
+    tg, vg = _with_gaps(t, values)
+    np.testing.assert_array_equal(np.isnan(tg), [0, 0, 0, 1, 0, 0, 0])
+    assert np.isnan(vg[3]).all() and vg.shape == (7, 2)
+    np.testing.assert_array_equal(vg[[0, 1, 2, 4, 5, 6]], values)
+    short = np.array([0.0, 0.01, 0.02, 0.1, 0.11])      # 80 ms: below the 0.25 s minimum
+    assert not np.isnan(_with_gaps(short, np.zeros((5, 1)))[0]).any()
+
+
+def test_busiest_joints_skip_joints_that_move_alike():
+    s = _series(n=4)
+    s.motion_joint_acc[:, 3] = s.motion_joint_acc[:, 2]      # hip and ankle of a squat
+    s.motion_joint_acc[:, 2] *= 5                             # now the busiest
+    s.motion_joint_acc[:, 3] *= 5
+    chosen = _busiest_joints(s, count=3)
+    assert chosen[0] in (2, 3) and chosen[1:] == [1, 0], chosen     # one of the pair
 
 
 def test_convex_hull():

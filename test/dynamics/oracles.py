@@ -11,7 +11,7 @@ Two independent libraries are wrapped behind the same interface:
   representation with the transforms of :func:`velocity_transform`, so this oracle also
   checks iDynTree's representation handling (and ours) independently.
 
-Conventions (as ``/work/specs/core_api.md``): spatial vectors are ``[linear; angular]``,
+Conventions (as the dynamics core's): spatial vectors are ``[linear; angular]``,
 generalised vectors ``[base linear, base angular, joints]`` with the joints in the order
 given to the oracle, representations are named ``'MIXED'``, ``'BODY_FIXED'`` or
 ``'INERTIAL_FIXED'``, and an external wrench ``w`` on frame ``F`` contributes
@@ -29,8 +29,8 @@ The module also holds what the test files share: :class:`State`, :class:`ModelCa
 """
 
 from dataclasses import dataclass, field
-import importlib.util
 import pathlib
+import sys
 import xml.etree.ElementTree as ET
 
 import idyntree.swig as idt
@@ -560,15 +560,11 @@ class PinocchioOracle:
 
 
 def load_random_tree():
-    """``random_tree_urdf``, imported without executing the core's ``__init__`` if that fails."""
-    try:
-        from kin_dyn_ros.dynamics.random_tree import random_tree_urdf
-    except Exception:  # the core package may be half-written: load the file on its own
-        path = pathlib.Path(__file__).resolve().parents[2] / "kin_dyn_ros" / "dynamics" / "random_tree.py"
-        spec = importlib.util.spec_from_file_location("_random_tree_standalone", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        random_tree_urdf = module.random_tree_urdf
+    """``random_tree_urdf`` of test/support/random_tree.py (NumPy only: no core import)."""
+    support = pathlib.Path(__file__).resolve().parents[1] / "support"
+    if str(support) not in sys.path:
+        sys.path.insert(0, str(support))
+    from random_tree import random_tree_urdf
     return random_tree_urdf
 
 

@@ -334,6 +334,32 @@ def test_a_chain_of_mimics_follows_the_first_master():
     assert_close(kd.apply_mimic(s), want, "apply_mimic along the chain", 1e-15)
 
 
+def test_fill_mimic_gives_the_positions_and_velocities_of_the_tags():
+    """kd.fill_mimic (what the node's JointState merger and services use): every mimic of
+    the chain above at ``m q + o`` and ``m dq`` (the time derivative) of its tag, applied
+    masters first; the inputs are left untouched; a wrong size names the argument."""
+    tags = {"joint_001": ("joint_000", 2.0, 0.1), "joint_002": ("joint_003", 1.5, -0.2),
+            "joint_003": ("joint_001", -0.5, 0.3)}
+    kd = KDC(with_mimics(random_tree_urdf(4, seed=3, branching=False,
+                                          joint_types=("revolute",)), tags))
+    index = {name: k for k, name in enumerate(kd.joints_name_list)}
+    rng = np.random.default_rng(2)
+    s, s_dot = rng.uniform(-1.0, 1.0, kd.NDoF), rng.normal(size=kd.NDoF)
+    given = s.copy(), s_dot.copy()
+    want, want_dot = s.copy(), s_dot.copy()
+    for name in ("joint_001", "joint_003", "joint_002"):         # masters first
+        master, mult, off = tags[name]
+        want[index[name]] = mult * want[index[master]] + off
+        want_dot[index[name]] = mult * want_dot[index[master]]
+    got, got_dot = kd.fill_mimic(s, s_dot)
+    assert_close(got, want, "fill_mimic positions", 1e-15)
+    assert_close(got_dot, want_dot, "fill_mimic velocities", 1e-15)
+    np.testing.assert_array_equal(s, given[0])
+    np.testing.assert_array_equal(s_dot, given[1])
+    with pytest.raises(ValueError, match=r"expected s_dot with shape \(4,\)"):
+        kd.fill_mimic(s, s_dot[:3])
+
+
 def test_a_mimic_of_a_joint_that_does_not_move_is_an_ordinary_joint():
     """A <mimic> naming a fixed joint (a gripper made rigid by xacro) or no joint at all: the
     model loads, the joint moves on its own, and model_notes says so."""

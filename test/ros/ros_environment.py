@@ -15,4 +15,6 @@ def require_ros_environment(which):
     except ImportError as exc:  # pragma: no cover - a setup error, not a test result
         raise pytest.UsageError(
             f"the {which} tests need the ROS 2 environment ({exc}): "
-            "bash scripts/setup_env.sh && source scripts/env.sh") from exc
+            "bash scripts/setup_env.sh --with-tests && source scripts/env.sh (Kilted: "
+            "--distro kilted, then KIN_DYN_DISTRO=kilted source scripts/env.sh), or "
+            "bash scripts/test.sh") from exc

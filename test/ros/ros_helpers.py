@@ -46,12 +46,25 @@ MIMIC_URDF = """<robot name="mimic_arm">
 
 
 def use_loopback_domain(low, high):
-    """Loopback-only DDS and a random domain in [low, high], set in the environment before
-    rclpy.init (so subprocesses inherit it too). Returns the domain id."""
+    """Loopback-only DDS with the variables the running distribution reads
+    (:mod:`kin_dyn_ros.loopback`, from ``$ROS_DISTRO``) and a domain, set in the environment
+    before rclpy.init (so subprocesses inherit them too). Returns the domain id.
+
+    The domain is an explicit ``ROS_DOMAIN_ID`` when the user set one (run all tests in
+    it); else a random one in [low, high], each test file having its own range so that
+    parallel runs and lingering participants of another file do not meet. The domain that
+    scripts/env.sh picked at random (it records it in ``KIN_DYN_DOMAIN_AUTO``), and the
+    ones picked here, are not explicit."""
+    from kin_dyn_ros.loopback import set_loopback_environment
+    set_loopback_environment()
+    chosen = os.environ.get('ROS_DOMAIN_ID', '').strip()
+    if chosen and chosen != os.environ.get('KIN_DYN_DOMAIN_AUTO', '').strip():
+        try:
+            return int(chosen)
+        except ValueError:
+            raise ValueError(f'ROS_DOMAIN_ID={chosen!r} is not a domain id') from None
     domain = random.SystemRandom().randint(low, high)
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ['ROS_LOCALHOST_ONLY'] = '1'
-    os.environ['ROS_DOMAIN_ID'] = str(domain)
+    os.environ['ROS_DOMAIN_ID'] = os.environ['KIN_DYN_DOMAIN_AUTO'] = str(domain)
     return domain
 
 

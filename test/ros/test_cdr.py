@@ -145,6 +145,29 @@ def test_changed_and_truncated_bytes_read_as_rclpy_reads_them_or_raise(msg_type)
     assert 0 < failed < checked                 # both outcomes were exercised
 
 
+@pytest.mark.parametrize('msg_type', list(READERS), ids=lambda t: t.__name__)
+def test_encapsulation_options_and_end_padding_read_as_rclpy_reads_them(msg_type):
+    """The two option bytes of the encapsulation header, where the distributions differ:
+    Kilted's Fast CDR reads their low two bits as a count of padding bytes at the end (and
+    rejects a message that lacks them), Jazzy's ignores them. With every kind of options
+    and 0-3 bytes appended, the reader makes what the running rclpy makes, or raises
+    ValueError where it fails."""
+    rng = np.random.default_rng(3)
+    data = serialize_message(MAKERS[msg_type](rng))
+    for options in (b'\x00\x00', b'\x00\x01', b'\x00\x02', b'\x00\x03', b'\x00\x04',
+                    b'\x01\x00', b'\x80\x03', b'\xff\xff'):
+        for padding in range(4):
+            variant = data[:2] + options + data[4:] + bytes(padding)
+            expected = rclpy_fields(variant, msg_type)
+            try:
+                got = read_fields(getattr(InputReader(), READERS[msg_type])(variant))
+            except ValueError:
+                got = None
+            assert got == expected, variant.hex()
+            if options == b'\x00\x00':
+                assert got == fields(deserialize_message(data, msg_type))
+
+
 def test_name_lists_of_several_publishers_are_told_apart():
     """More alternating name lists than the reader remembers, some the same length and
     differing in one character: every message reads its own names."""

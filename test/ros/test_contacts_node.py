@@ -31,9 +31,10 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
 from kin_dyn_ros.node.contact_mechanics import (INSIDE_RGBA, MARKER_NS, OUTSIDE_RGBA,  # noqa: E402
-                                           ContactMechanics, ground_support)
+                                           ContactMechanics)
 from kin_dyn_ros.node.conversions import matrix_to_pose  # noqa: E402
-from kin_dyn_ros.dynamics.contacts import Contact, contact_poses, support_polygon  # noqa: E402
+from kin_dyn_ros.dynamics.contacts import (Contact, contact_poses, ground_support,  # noqa: E402
+                                          support_polygon)
 from kin_dyn_ros.dynamics.equilibrium import com_equilibrium, equilibrium_torques  # noqa: E402
 from kin_dyn_ros.node import KinDynNode  # noqa: E402
 from kin_dyn_ros.node.settings import make_settings  # noqa: E402
@@ -131,8 +132,8 @@ def send(system, kd, w_H_b, s, wrenches, stamp=None):
     for c, (frame, w) in wrenches.items():
         rig.wrenches[c].publish(wrench_msg(frame, w, stamp))
     assert rig.spin_until(
-        lambda: node._odom_buffer and node._odom_buffer[-1].stamp_ns == ns(stamp)
-        and all(node._wrench_buffers.get(c) and node._wrench_buffers[c][-1].stamp_ns == ns(stamp)
+        lambda: node._inputs.odometry_buffer and node._inputs.odometry_buffer[-1].stamp_ns == ns(stamp)
+        and all(node._inputs.wrench_buffers.get(c) and node._inputs.wrench_buffers[c][-1].stamp_ns == ns(stamp)
                 for c in wrenches))
     n = kd.NDoF
     rig.joint_states.publish(joint_state_msg(kd.joints_name_list, s, np.zeros(n), np.zeros(n),
@@ -269,7 +270,7 @@ def test_a_tick_with_nothing_to_do_is_a_single_step(system, ref):
     node of its own beside the system's, with the system's settings and no wrenches (no
     active contact: no request to the worker, so no answer either), at 100 Hz."""
     node = rclpy.create_node('kin_dyn_steps_probe', context=system.node.context)
-    mechanics = ContactMechanics(node, lambda: None)
+    mechanics = ContactMechanics(node, lambda: None, queries=None)
     try:
         settings = replace(system.node._settings, equilibrium_rate=100.0)
         mechanics.configure(ref, FEET, settings)                   # no URDF: no worker
@@ -425,7 +426,7 @@ def test_check_equilibrium_answers_equal_the_core(system, ref):
     wait(system, stamp)
     res = call(system, CheckEquilibrium.Request(use_measured_state=True, contacts=['l_sole',
                                                                                    'r_sole']))
-    measured = system.node._measured
+    measured = system.node._snapshot.measured
     assert_service_equals_core(res, core(ref, measured.w_H_b, measured.s), ref, FEET)
 
 

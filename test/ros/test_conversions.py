@@ -1,6 +1,7 @@
 """Pure tests of the node's helpers (no rclpy.init()): conversions, the JointState merger,
-the odometry -> base state conversion (checked against the core's Jacobians), settings
-validation, markers, diagnostics and the serialised message templates.
+settings validation, markers, diagnostics and the serialised message templates (the
+quaternion and base-state math is the core's: test/dynamics/test_quaternions.py and
+test_base_state.py).
 
 Run:  source scripts/env.sh && python -m pytest test/ros/test_conversions.py
 """
@@ -22,10 +23,13 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
 from kin_dyn_ros.node import conversions as cv  # noqa: E402
-from kin_dyn_ros.node.contact_mechanics import (INSIDE_RGBA, OUTSIDE_RGBA, GroundSupport,  # noqa: E402
+from kin_dyn_ros.node.contact_mechanics import (INSIDE_RGBA, OUTSIDE_RGBA,  # noqa: E402
                                            SupportMessages, support_markers)
+from kin_dyn_ros.node.inputs import TickInputs  # noqa: E402
 from kin_dyn_ros.node.diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
+from kin_dyn_ros.dynamics.contacts import GroundSupport  # noqa: E402
+from kin_dyn_ros.dynamics.quaternions import rotations_to_quaternions  # noqa: E402
 from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
 from kin_dyn_ros.node.markers import ANGULAR_SCALE, FORCE_SCALE, LINEAR_SCALE, MarkerSet  # noqa: E402
 from kin_dyn_ros.node.outputs import SerializedTemplate, TickMessages  # noqa: E402
@@ -37,20 +41,10 @@ from ros_helpers import MIMIC_URDF, xyz  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
-REPS = list(Representations)
-
-
 
 @pytest.fixture(scope='module')
 def icub(icub_urdf):
     return KinDynComputations(icub_urdf)
-
-
-@pytest.fixture(scope='module')
-def icub_body(icub_urdf):
-    kd = KinDynComputations(icub_urdf)
-    kd.set_frame_velocity_representation(Representations.BODY_FIXED_REPRESENTATION)
-    return kd
 
 
 def random_pose(rng):
@@ -66,30 +60,6 @@ def joint_state(names, pos, vel=(), eff=()):
 
 
 # -- rotations and poses ---------------------------------------------------------------------
-def test_quaternion_round_trip_and_shepperd_branches():
-    rng = np.random.default_rng(0)
-    rotations = [so3_exp(rng.normal(size=3) * 2.0) for _ in range(50)]
-    # near 180 degrees about each axis: the x, y and z branches of Shepperd's method
-    rotations += [so3_exp(np.pi * 0.999 * e) for e in np.eye(3)] + [np.eye(3)]
-    q = cv.rotations_to_quaternions(np.array(rotations))
-    assert np.allclose(np.linalg.norm(q, axis=1), 1.0, atol=1e-15)
-    assert (q[:, 3] >= 0).all()
-    for r, qi in zip(rotations, q):
-        np.testing.assert_allclose(cv.quaternion_to_matrix(*qi), r, atol=1e-14)
-
-
-def test_quaternion_validation():
-    with pytest.raises(ValueError, match='norm 0'):
-        cv.quaternion_to_matrix(0.0, 0.0, 0.0, 0.0)
-    with pytest.raises(ValueError, match='NaN or inf'):
-        cv.quaternion_to_matrix(0.0, 0.0, math.nan, 1.0)
-    with pytest.raises(ValueError, match='unit quaternion'):
-        cv.quaternion_to_matrix(0.0, 0.0, 0.0, 2.0)
-    # near-unit: normalised
-    r = cv.quaternion_to_matrix(0.0, 0.0, 0.0, 1.001)
-    np.testing.assert_allclose(r, np.eye(3), atol=1e-15)
-
-
 def test_pose_transform_and_list_round_trips():
     rng = np.random.default_rng(1)
     h = random_pose(rng)
@@ -99,7 +69,7 @@ def test_pose_transform_and_list_round_trips():
     tf = cv.make_transform_stamped(h, 'a', 'b', Time(sec=3, nanosec=4))
     assert (tf.header.frame_id, tf.child_frame_id, tf.header.stamp.sec) == ('a', 'b', 3)
     np.testing.assert_allclose(cv.transform_to_matrix(tf.transform), h, atol=1e-14)
-    x, y, z, w = cv.rotations_to_quaternions(h[:3, :3])[0]
+    x, y, z, w = rotations_to_quaternions(h[:3, :3])[0]
     np.testing.assert_allclose(cv.pose_list_to_matrix([*h[:3, 3], x, y, z, w]), h, atol=1e-14)
     with pytest.raises(ValueError, match='7 values, got 6'):
         cv.pose_list_to_matrix([0.0] * 6)
@@ -186,45 +156,6 @@ def test_merger_mimic_follows_master_and_carry_over():
     partial = cv.JointStateMerger(kd.joints_name_list, kd.mimic_joints)
     partial.update(joint_state(['j1', 'j2'], [0.0, 0.0], eff=[0.0, 0.0]))
     assert partial.missing == [] and partial.efforts_complete  # the mimic needs no message
-
-
-# -- odometry of any link -> base state --------------------------------------------------------
-@pytest.mark.parametrize('rep', REPS, ids=lambda r: r.name)
-@pytest.mark.parametrize('child', ['root_link', 'l_sole', 'r_hand'])
-def test_base_state_from_odometry_reproduces_the_child_twist(icub, icub_body, rep, child):
-    """J_child(q) [nu_b; s_dot] (core, in rep) equals the odometry twist given in the child
-    frame (REP-105), and the child's pose is reproduced."""
-    rng = np.random.default_rng(2)
-    n = icub.NDoF
-    s, s_dot = rng.uniform(-1, 1, n), rng.normal(size=n)
-    w_H_c, twist_c = random_pose(rng), rng.normal(size=6)
-    w_H_b, nu = cv.base_state_from_odometry(
-        w_H_c, twist_c, icub_body.forward_kinematics(child, np.eye(4), s),
-        icub_body.relative_jacobian(child, s), s_dot, rep)
-    icub.set_frame_velocity_representation(rep)
-    try:
-        np.testing.assert_allclose(icub.forward_kinematics(child, w_H_b, s), w_H_c, atol=1e-12)
-        v_rep = icub.jacobian(child, w_H_b, s) @ np.concatenate([nu, s_dot])
-    finally:
-        icub.set_frame_velocity_representation(Representations.MIXED_REPRESENTATION)
-    # the child's twist in rep, from its body twist
-    r, p = w_H_c[:3, :3], w_H_c[:3, 3]
-    v_lin, w = r @ twist_c[:3], r @ twist_c[3:]
-    expected = {Representations.BODY_FIXED_REPRESENTATION: twist_c,
-                Representations.MIXED_REPRESENTATION: np.concatenate([v_lin, w]),
-                Representations.INERTIAL_FIXED_REPRESENTATION:
-                    np.concatenate([v_lin - np.cross(w, p), w])}[rep]
-    np.testing.assert_allclose(v_rep, expected, atol=1e-10)
-
-
-def test_change_base_representation_round_trip():
-    rng = np.random.default_rng(3)
-    h, nu = random_pose(rng), rng.normal(size=6)
-    for a in REPS:
-        for b in REPS:
-            there = cv.change_base_representation(nu, h, a, b)
-            np.testing.assert_allclose(cv.change_base_representation(there, h, b, a), nu,
-                                       atol=1e-12)
 
 
 # -- settings ----------------------------------------------------------------------------------
@@ -444,10 +375,16 @@ def test_small_outputs_match_the_core(icub, monkeypatch, fast):
     assert g.header.stamp == stamp and list(g.name) == icub.joints_name_list
     np.testing.assert_array_equal(g.effort, r.gravity_torques)
     assert not g.position and not g.velocity
-    for active in ({}, {'l_sole': None}, {'l_sole': None, 'r_sole': None}, {}):
-        fd = decoded(msgs.forward_dynamics_msg(r, stamp, active), ForwardDynamics)
+    for active, odometry_age in (({}, None), ({'l_sole': None}, 0.002),
+                                 ({'l_sole': None, 'r_sole': None}, -0.001), ({}, 0.0)):
+        ages = {c: 0.001 * (k + 1) for k, c in enumerate(active)}
+        inputs = TickInputs(0, wrenches=active, odometry_age=odometry_age, wrench_ages=ages)
+        fd = decoded(msgs.forward_dynamics_msg(r, stamp, inputs), ForwardDynamics)
         assert fd.header.stamp == stamp and fd.representation == 'MIXED'
         assert list(fd.active_contacts) == list(active)
+        assert fd.base_from_odometry == (odometry_age is not None)
+        assert fd.odometry_age == (odometry_age or 0.0)
+        assert list(fd.wrench_ages) == list(ages.values())
         assert list(fd.joint_names) == icub.joints_name_list
         a = fd.base_acceleration
         np.testing.assert_array_equal([a.linear.x, a.linear.y, a.linear.z,

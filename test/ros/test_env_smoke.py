@@ -131,3 +131,84 @@ def test_the_installed_package_is_this_checkout(tmp_path):
                          cwd=tmp_path, capture_output=True, text=True, check=True)
     assert pathlib.Path(out.stdout.strip()).resolve() == repo / 'kin_dyn_ros' / '__init__.py', \
         f'kin_dyn_ros comes from {out.stdout.strip()}: run bash scripts/setup_env.sh here'
+
+
+# ------------------------------------------------------------------ the network rule
+def test_loopback_variables_are_the_ones_each_distribution_reads():
+    from kin_dyn_ros.loopback import loopback_environment
+    assert loopback_environment('humble') == {'ROS_LOCALHOST_ONLY': '1',
+                                              'ROS_AUTOMATIC_DISCOVERY_RANGE': None}
+    for distro in ('jazzy', 'kilted', 'Rolling'):
+        assert loopback_environment(distro) == {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
+                                                'ROS_LOCALHOST_ONLY': None}
+    # unknown: both, so that the traffic stays on loopback whatever reads them
+    assert loopback_environment('') == {'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
+                                        'ROS_LOCALHOST_ONLY': '1'}
+
+
+def test_ros_distro_names_the_running_rclpy():
+    """ROS_DISTRO, which picks the discovery variables, is the distribution whose rclpy runs:
+    its ros-<distro>-rclpy wheel here, its /opt/ros/<distro> on a ROS install."""
+    import importlib.metadata
+    distro = os.environ.get('ROS_DISTRO', '')
+    assert distro, 'ROS_DISTRO is not set'
+    try:
+        importlib.metadata.version(f'ros-{distro}-rclpy')
+    except importlib.metadata.PackageNotFoundError:
+        assert f'/{distro}/' in rclpy.__file__, (distro, rclpy.__file__)
+
+
+def test_rclpy_starts_without_a_discovery_warning(tmp_path):
+    """rclpy with the loopback variables of this distribution (as the tests, the demo and
+    the benchmarks set them) says nothing about them: no ROS_LOCALHOST_ONLY deprecation."""
+    from kin_dyn_ros.loopback import set_loopback_environment
+    env = set_loopback_environment(dict(os.environ))
+    code = ('import rclpy; rclpy.init(); n = rclpy.create_node("kin_dyn_env_warning"); '
+            'n.destroy_node(); rclpy.shutdown(); print("ok")')
+    out = subprocess.run([sys.executable, '-c', code], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and out.stdout.strip() == 'ok', out.stderr
+    assert 'ROS_LOCALHOST_ONLY' not in out.stderr and 'deprecat' not in out.stderr, out.stderr
+
+
+def test_an_explicit_domain_is_respected_and_env_sh_s_own_is_not(monkeypatch):
+    from ros_helpers import use_loopback_domain
+    monkeypatch.setenv('ROS_DOMAIN_ID', '7')
+    monkeypatch.delenv('KIN_DYN_DOMAIN_AUTO', raising=False)
+    assert use_loopback_domain(200, 215) == 7 == int(os.environ['ROS_DOMAIN_ID'])
+    monkeypatch.setenv('KIN_DYN_DOMAIN_AUTO', '7')       # picked at random by env.sh
+    domain = use_loopback_domain(200, 215)
+    assert 200 <= domain <= 215
+    assert os.environ['ROS_DOMAIN_ID'] == os.environ['KIN_DYN_DOMAIN_AUTO'] == str(domain)
+    assert 200 <= use_loopback_domain(200, 215) <= 215   # our own pick is not explicit either
+
+
+ENV_SH = pathlib.Path(__file__).resolve().parents[2] / 'scripts' / 'env.sh'
+
+
+@pytest.mark.skipif(not os.environ.get('KIN_DYN_VENV') or not ENV_SH.exists(),
+                    reason='the pip-based environment of scripts/env.sh is not in use')
+@pytest.mark.parametrize('given', [{}, {'ROS_DOMAIN_ID': '5'}, {'ROS_LOCALHOST_ONLY': '1'}],
+                         ids=['fresh', 'explicit_domain', 'localhost_only_set'])
+def test_env_sh_sets_the_distribution_s_variables(given):
+    """scripts/env.sh in a fresh shell: ROS_DISTRO of its venv, only the discovery variable
+    that distribution reads, a random domain marked as its own, an explicit one kept; a
+    ROS_LOCALHOST_ONLY of the user's is left alone, with a note."""
+    keep = ('PATH', 'HOME', 'LANG', 'KIN_DYN_VENV')
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update(given)
+    out = subprocess.run(['bash', '-c', 'source "$1" >/dev/null && env', '_', str(ENV_SH)],
+                         env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    got = dict(line.split('=', 1) for line in out.stdout.splitlines() if '=' in line)
+    assert got['ROS_DISTRO'] == os.environ['ROS_DISTRO']
+    assert got['ROS_AUTOMATIC_DISCOVERY_RANGE'] == 'LOCALHOST'
+    if 'ROS_DOMAIN_ID' in given:
+        assert got['ROS_DOMAIN_ID'] == '5' and 'KIN_DYN_DOMAIN_AUTO' not in got
+    else:
+        assert 1 <= int(got['ROS_DOMAIN_ID']) <= 100
+        assert got['KIN_DYN_DOMAIN_AUTO'] == got['ROS_DOMAIN_ID']
+    if 'ROS_LOCALHOST_ONLY' in given:
+        assert got['ROS_LOCALHOST_ONLY'] == '1' and 'ROS_LOCALHOST_ONLY' in out.stderr
+    else:
+        assert 'ROS_LOCALHOST_ONLY' not in got and not out.stderr

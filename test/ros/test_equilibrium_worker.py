@@ -345,3 +345,74 @@ worker.close()
                          timeout=2 * ANSWER_S, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.count('script ran') == 1 and 'feasible True' in out.stdout, out.stdout
+
+
+# -- the services' QueryWorker: the same answers in its process and in the calling thread ------
+from kin_dyn_ros.dynamics import Representations  # noqa: E402
+from kin_dyn_ros.dynamics.queries import run  # noqa: E402
+from kin_dyn_ros.equilibrium_worker import QueryWorker  # noqa: E402
+
+QUERY_CASES = (('jacobian', ('l_sole',)), ('mass_matrix', ()),
+               ('dynamics', (np.arange(6) * 0.1, None, ['l_sole', 'r_sole'])),
+               ('equilibrium_check', (FEET,)))
+
+
+@pytest.fixture
+def queries(icub_urdf, standing):
+    w = QueryWorker()
+    w.set_model(icub_urdf, model=standing[0].model)
+    yield w
+    w.close()
+
+
+def assert_same_answer(got, want):
+    assert got.keys() == want.keys()
+    for key, value in want.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(got[key], value, err_msg=key)
+        else:
+            assert got[key] == value, key
+
+
+def query_args(kd, args):
+    """The case's arguments, with a velocity of the model's size for ``None``."""
+    return tuple(np.linspace(-1, 1, kd.NDoF) if a is None else a for a in args)
+
+
+@pytest.mark.parametrize('name, args', QUERY_CASES, ids=[c[0] for c in QUERY_CASES])
+def test_a_query_in_the_worker_equals_the_calling_thread(queries, standing, name, args):
+    kd, w_H_b, s = standing
+    args = query_args(kd, args)
+    rep = Representations.BODY_FIXED_REPRESENTATION
+    assert queries.start()
+    got = queries.call(kd, name, rep, w_H_b, s, *args)
+    assert queries.running and queries._key == 1          # answered by the process
+    assert_same_answer(got, run(kd, name, rep, w_H_b, s, *args))
+
+
+def test_query_errors_cross_as_value_errors(queries, standing):
+    kd, w_H_b, s = standing
+    with pytest.raises(ValueError, match="unknown frame 'nowhere'"):
+        queries.call(kd, 'jacobian', kd.rep, w_H_b, s, 'nowhere')
+    assert queries.running
+
+
+def test_a_dead_or_other_model_worker_leaves_the_query_to_the_calling_thread(
+        queries, standing, icub_urdf):
+    """kill -9 of the worker: the call is answered in the calling thread (same answer), a
+    new worker after restart_s; a caller on another model than the worker's: in its
+    thread too."""
+    kd, w_H_b, s = standing
+    want = run(kd, 'mass_matrix', kd.rep, w_H_b, s)
+    assert queries.start()
+    os.kill(queries._process.pid, signal.SIGKILL)
+    queries._process.wait(5.0)
+    assert_same_answer(queries.call(kd, 'mass_matrix', kd.rep, w_H_b, s), want)
+    assert not queries.running
+    queries._restart_s = 0.0
+    assert_same_answer(queries.call(kd, 'mass_matrix', kd.rep, w_H_b, s), want)
+    assert queries.running
+    other = KinDynComputations(icub_urdf)
+    pid, key = queries._process.pid, queries._key
+    assert_same_answer(queries.call(other, 'mass_matrix', other.rep, w_H_b, s), want)
+    assert queries._key == key and queries._process.pid == pid      # not sent

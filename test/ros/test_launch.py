@@ -1,11 +1,17 @@
 """launch_pytest test of launch/kin_dyn.launch.py (iCub, in a namespace, without rviz).
 
-launch, launch_ros and launch_pytest are not on PyPI, so in the pip-based environment this
-module is reported as skipped with its reason; on a ROS 2 install (Humble or Jazzy, after
-`colcon build`) it launches the installed node in a namespace with the model given as a
-file and checks that it publishes ~/com for a JointState.
+It runs only where the launch_pytest plugin is active in the running pytest: on a ROS 2
+install (Humble, Jazzy or newer, after `colcon build`) under `colcon test`, with the
+distribution's own pytest. There it launches the installed node in a namespace with the
+model given as a file and checks that it publishes ~/com for a JointState. Elsewhere it is
+reported as skipped with its reason: in the pip-based environment (launch, launch_ros and
+launch_pytest are not on PyPI), and where launch_pytest is importable but its plugin is not
+loaded (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1, or a pytest >= 8.4, under which launch_pytest and
+launch_testing do not load: ros2/launch#947, #979); without the plugin the launch mark
+would be ignored and the test would wait 30 s for a node that nobody started.
 
-Run:  python -m pytest test/ros/test_launch.py   (on a ROS 2 install)
+Run:  colcon test --packages-select kin_dyn_ros   (on a ROS 2 install), or
+      python -m pytest test/ros/test_launch.py
 """
 
 import pathlib
@@ -15,7 +21,14 @@ import pytest
 
 launch_pytest = pytest.importorskip(
     'launch_pytest', reason='launch_pytest is not installed (launch is not on PyPI): this '
-    'test runs on a ROS 2 install (Humble/Jazzy) after colcon build')
+    'test runs under colcon test on a ROS 2 install (Humble/Jazzy or newer)')
+
+# The names under which pytest registers the plugin: its pytest11 entry point, or `-p`.
+PLUGIN_NAMES = ('launch_pytest', 'launch_pytest.plugin')
+NOT_ACTIVE = ('the launch_pytest plugin is not active in this pytest (plugin autoload '
+              'disabled, or pytest >= 8.4, which launch_pytest does not load under: '
+              'ros2/launch#947, #979): this test runs under colcon test on a ROS 2 install '
+              "with the distribution's pytest")
 
 import icub_models  # noqa: E402
 import rclpy  # noqa: E402
@@ -32,6 +45,14 @@ from ros_helpers import spin_until, use_loopback_domain  # noqa: E402
 LAUNCH_FILE = HERE.parents[1] / 'launch' / 'kin_dyn.launch.py'
 DOMAIN = use_loopback_domain(67, 89)      # before the launch starts the node
 NAMESPACE = 'robot1'
+
+
+@pytest.fixture(autouse=True, scope='module')
+def launch_pytest_plugin_active(request):
+    """Skip, with the reason, unless the launch_pytest plugin is registered with the running
+    pytest (importable is not enough: the launch mark needs the plugin)."""
+    if not any(request.config.pluginmanager.has_plugin(name) for name in PLUGIN_NAMES):
+        pytest.skip(NOT_ACTIVE)
 
 
 @launch_pytest.fixture

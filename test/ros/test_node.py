@@ -32,7 +32,8 @@ from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
-from kin_dyn_ros.node.conversions import change_base_representation, matrix_to_pose  # noqa: E402
+from kin_dyn_ros.dynamics.base_state import change_base_representation  # noqa: E402
+from kin_dyn_ros.node.conversions import matrix_to_pose  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
 from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
 from kin_dyn_ros.node.markers import FORCE_SCALE  # noqa: E402
@@ -139,8 +140,8 @@ def send_base_and_wrenches(system, case, stamp, wrench_stamps=None, world='odom'
         rig.wrenches[c].publish(wrench_msg(frame, w, (wrench_stamps or {}).get(c, stamp)))
     want = {c: ns((wrench_stamps or {}).get(c, stamp)) for c in case.wrenches}
     assert rig.spin_until(
-        lambda: node._odometry is not None and node._odometry.stamp_ns == ns(stamp)
-        and all(c in node._wrenches and node._wrenches[c].stamp_ns == t for c, t in want.items()))
+        lambda: node._inputs.odometry is not None and node._inputs.odometry.stamp_ns == ns(stamp)
+        and all(c in node._inputs.wrenches and node._inputs.wrenches[c].stamp_ns == t for c, t in want.items()))
 
 
 def send_joints(system, case, stamp, efforts=True):
@@ -220,7 +221,7 @@ def test_every_output_matches_the_core_and_pinocchio(system, ref, pin):
     w_H_b, nu = base_state(ref, case)
 
     # the node's base twist reproduces the odometry twist through the core's Jacobian
-    measured = system.node._measured
+    measured = system.node._snapshot.measured
     np.testing.assert_allclose(measured.w_H_b, w_H_b, atol=1e-12)
     v_child = ref.jacobian(ODOM_CHILD, measured.w_H_b, case.s) @ np.concatenate(
         [measured.base_vel, case.s_dot])
@@ -778,10 +779,11 @@ def test_broken_description_is_rejected_and_a_new_one_reloads(system, ref, capfd
     assert rig.spin_until(lambda: by_param in texts)
 
 
-def test_callbacks_are_serialised_with_the_sensor_thread(ros_context):
-    """Every callback of the node runs under its lock: while the lock is held elsewhere, a
-    JointState is not ticked (sensor thread) and a service is not answered (executor, in a
-    thread of its own here); both complete once it is released."""
+def test_ticks_wait_for_the_lock_and_services_do_not(ros_context):
+    """The tick's callbacks run under the node's lock: while it is held elsewhere a
+    JointState is not ticked (sensor thread), and it is once the lock is released. The
+    services never take that lock: they answer meanwhile (executor, in a thread of its own
+    here), at the state of the last tick that was computed (a consistent snapshot)."""
     node = KinDynNode(context=ros_context, namespace='locked', parameter_overrides=[
         Parameter('robot_description', value=MIMIC_URDF), Parameter('use_odometry', value=False),
         Parameter('equilibrium_rate', value=0.0)])
@@ -796,17 +798,25 @@ def test_callbacks_are_serialised_with_the_sensor_thread(ros_context):
         client = helper.create_client(GetMassMatrix, '/locked/kin_dyn_node/get_mass_matrix')
         rig.wait_matched(odometry=False)
         assert client.wait_for_service(timeout_sec=10.0)
-        stamp = rig.now()
+        first = rig.now()
+        rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], stamp=first))
+        rig.wait_outputs(first, ('com',))
+        second = rig.now()
         with node._lock:
-            rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.1, 0.2], stamp=stamp))
-            state = FloatingBaseState(joint_names=['j1', 'j2'], positions=[0.1, 0.2])
-            state.base_pose.orientation.w = 1.0
-            future = client.call_async(GetMassMatrix.Request(state=state))
-            rig.spin_until(lambda: False, timeout_s=0.5)
-            assert rig.find('com', stamp) is None and not future.done()
-        rig.wait_outputs(stamp, ('com', 'gravity'))
-        assert rig.spin_until(future.done)
-        assert future.result().success, future.result().message
+            rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.1, 0.2], stamp=second))
+            future = client.call_async(GetMassMatrix.Request(use_measured_state=True))
+            assert rig.spin_until(future.done, timeout_s=5.0)
+            rig.spin_until(lambda: False, timeout_s=0.2)
+            assert rig.find('com', second) is None
+        rig.wait_outputs(second, ('com', 'gravity'))
+        res = future.result()
+        assert res.success, res.message
+        kd = KinDynComputations(MIMIC_URDF)
+        s = np.zeros(3)
+        s[[kd.joints_name_list.index(j) for j in ('j1', 'j2')]] = 0.3, 0.1
+        want = kd.mass_matrix(np.eye(4), kd.apply_mimic(s))     # the first tick's state
+        np.testing.assert_allclose(np.reshape(res.data, (res.rows, res.cols)), want,
+                                   rtol=0, atol=1e-12)
     finally:
         node_executor.shutdown()
         spinner.join(5.0)

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from kin_dyn_ros.dynamics import KinDynComputations
-from kin_dyn_ros.dynamics.random_tree import random_tree_urdf
+from random_tree import random_tree_urdf  # test/support
 from kin_dyn_ros.dynamics.spatial import so3_exp
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -103,10 +103,10 @@ def test_every_output_matches_the_core(system, ref, frames):
     for contact, (frame, w) in wrenches.items():
         rig.wrenches[contact].publish(wrench_msg(frame, w, stamp))
     node = system.node
-    assert rig.spin_until(lambda: node._odometry is not None
-                          and node._odometry.stamp_ns == ns(stamp)
-                          and all(node._wrenches.get(c) is not None
-                                  and node._wrenches[c].stamp_ns == ns(stamp) for c in wrenches))
+    assert rig.spin_until(lambda: node._inputs.odometry is not None
+                          and node._inputs.odometry.stamp_ns == ns(stamp)
+                          and all(node._inputs.wrenches.get(c) is not None
+                                  and node._inputs.wrenches[c].stamp_ns == ns(stamp) for c in wrenches))
     plain = [k for k in range(n) if k not in mimic]
     junk = rng.normal(size=len(mimic)) + 3.0          # mimic positions/velocities: ignored
     first = plain[0::2] + mimic

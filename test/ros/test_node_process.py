@@ -1,6 +1,6 @@
 """kin_dyn_node as a separate process, started as launch starts it:
 
-    kin_dyn_node --ros-args --params-file config/kin_dyn.yaml -p ...
+    kin_dyn_node --ros-args --params-file config/kin_dyn.yaml --params-file config/icub.yaml -p ...
 
 The test process publishes iCub's description (topic), joint states and foot wrenches,
 receives the outputs over loopback DDS and checks them against the dynamics core, calls a
@@ -36,7 +36,7 @@ from ros_helpers import Rig, joint_state_msg, loopback_context, wrench_msg  # no
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
-CONFIG = str(REPO / 'config' / 'kin_dyn.yaml')
+CONFIG = [str(REPO / 'config' / 'kin_dyn.yaml'), str(REPO / 'config' / 'icub.yaml')]
 
 
 def node_command():
@@ -51,7 +51,8 @@ def node_command():
 
 def start_node(*params):
     args = [a for p in params for a in ('-p', p)]
-    return subprocess.Popen(node_command() + ['--ros-args', '--params-file', CONFIG] + args,
+    files = [a for f in CONFIG for a in ('--params-file', f)]
+    return subprocess.Popen(node_command() + ['--ros-args'] + files + args,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             cwd=REPO, env=dict(os.environ))
 

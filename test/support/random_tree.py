@@ -1,4 +1,7 @@
-"""Random URDF kinematic trees for tests and benchmarks.
+"""Random URDF kinematic trees for tests and benchmarks (test support, not installed).
+
+Importable as ``random_tree`` from the tests (test/conftest.py puts test/support on
+``sys.path``) and from bench/bench_core.py.
 
 A URDF counterpart of spatial_v2's ``autoTree``: :func:`random_tree_urdf` writes a
 random but physically valid robot (a chain or a branching tree) as URDF text, with

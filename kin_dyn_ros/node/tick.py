@@ -1,0 +1,120 @@
+"""One tick: the measured state at a JointState's stamp, and one core call on it.
+
+:class:`TickComputer` belongs to one model and one set of settings (the node makes a new
+one when either changes). From the merged joint states and the inputs matched to the
+JointState's stamp (:meth:`.inputs.SensorInputs.for_tick`) it builds the floating-base state
+(base pose and velocity from odometry, in the node's velocity representation), the measured
+torques when every joint sent its effort, and calls ``kd.compute_tick`` once. Notes (no
+odometry yet, joints never received, efforts missing, stale wrenches) are logged throttled.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from builtin_interfaces.msg import Time
+
+from ..dynamics import Representations, TickResult
+from ..dynamics.base_state import base_state_from_odometry, change_base_representation
+from .inputs import TickInputs
+
+__all__ = ["MeasuredState", "Tick", "TickComputer"]
+
+BODY = Representations.BODY_FIXED_REPRESENTATION
+
+
+@dataclass(frozen=True)
+class MeasuredState:
+    """The state of a tick: w_H_b (4, 4), s (n,), base_vel (6,) in ``representation``,
+    s_dot (n,). Never changed once made: the services read it from another thread."""
+
+    w_H_b: np.ndarray
+    s: np.ndarray
+    base_vel: np.ndarray
+    s_dot: np.ndarray
+    representation: object
+
+
+@dataclass(frozen=True)
+class Tick:
+    """A computed tick: its JointState ``stamp``, the ``inputs`` it combined, its ``state``,
+    whether the base pose came from odometry (or use_odometry is off: ``have_base``), the
+    core's ``result`` and why forward dynamics is missing (``fd_note``, "" if computed)."""
+
+    stamp: Time
+    inputs: TickInputs
+    state: MeasuredState
+    have_base: bool
+    result: TickResult
+    fd_note: str
+
+
+class TickComputer:
+    """The ticks of ``kd`` (the model's tick instance, in the node's representation) with
+    ``settings``; ``aux`` is a KinDynComputations of the same model for the odometry's
+    conversion (used on the tick's thread only); ``contacts``: the contacts that are links
+    of the model; ``log``: a :class:`.throttle.ThrottledLogger`."""
+
+    def __init__(self, kd, aux, settings, contacts, log):
+        self.kd, self._aux, self._settings = kd, aux, settings
+        self.contacts, self._log = contacts, log
+        self._root_base = (None, None)     # (odometry, its base velocity): once per message
+        self._fixed_base = settings.base_pose
+        self._complete = False             # every joint received at least once
+
+    def compute(self, sensors, stamp):
+        """The :class:`Tick` of the merged joint states of ``sensors``
+        (:class:`.inputs.SensorInputs`) at JointState stamp ``stamp``; ValueError from the
+        core (the tick is then skipped)."""
+        s, s_dot = sensors.merger.state()
+        inputs = sensors.for_tick(sensors.joint_state_stamp_ns, self.contacts,
+                                  self._settings.wrench_timeout)
+        for contact in inputs.stale:
+            self._log.warning(f"stale {contact}", f"wrench of '{contact}' older than "
+                              f"wrench_timeout: left out of forward dynamics")
+        w_H_b, nu, have_base = self._base_state(inputs.odometry, s, s_dot)
+        tau, fd_note = self._torques(sensors.merger)
+        result = self.kd.compute_tick(w_H_b, s, nu, s_dot, tau,
+                                      inputs.wrenches if tau is not None else None)
+        if result.forward_dynamics_error:   # the other outputs are still published
+            fd_note = f"skipped: {result.forward_dynamics_error}"
+            self._log.warning("forward dynamics", f"forward dynamics {fd_note}")
+        state = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
+        return Tick(stamp, inputs, state, have_base, result, fd_note)
+
+    def _base_state(self, odom, s, s_dot):
+        """(w_H_b (4, 4), base velocity (6,) in the node's representation, from odometry?)."""
+        settings = self._settings
+        if not settings.use_odometry or odom is None:
+            if settings.use_odometry:
+                self._log.warning("no odometry", f"no odometry on '{settings.odometry_topic}' "
+                                  f"yet: base at fixed_base_pose")
+            return self._fixed_base, np.zeros(6), not settings.use_odometry
+        if odom.frame == self.kd.model.root_link:    # no joint in between
+            if self._root_base[0] is not odom:
+                w_H_c, twist = odom.value
+                self._root_base = odom, change_base_representation(
+                    twist, w_H_c, BODY, settings.representation)
+            return odom.value[0], self._root_base[1], True
+        aux = self._aux
+        aux.set_frame_velocity_representation(BODY)
+        root_H_child = aux.forward_kinematics(odom.frame, np.eye(4), s)
+        j_rel = aux.relative_jacobian(odom.frame, s)
+        w_H_b, nu = base_state_from_odometry(*odom.value, root_H_child, j_rel, s_dot,
+                                             settings.representation)
+        return w_H_b, nu, True
+
+    def _torques(self, merger):
+        """(measured joint torques (n,) for forward dynamics or None, why not)."""
+        if not self._complete:
+            missing = merger.missing
+            self._complete = not missing
+            if missing:
+                self._log.warning("missing joints", f"joints never received, at "
+                                  f"default_joint_position: {missing}")
+        if not self._settings.publish_forward_dynamics:
+            return None, "disabled (publish_forward_dynamics: false)"
+        if not merger.efforts_complete:
+            note = "skipped: efforts not received for every joint"
+            self._log.info("no efforts", f"forward dynamics {note}")
+            return None, note
+        return merger.efforts, ""

@@ -1,0 +1,189 @@
+"""kin_dyn_node's start-up and shutdown with inputs flowing, and its sensor inputs without the
+private rclpy API (the executor fallback), over real rclpy on loopback DDS.
+
+Each test has a context of its own (shut down by the test or at its end) and a publisher
+that floods joint_states at ~1 kHz from a thread, as a robot's driver does while the node
+starts or stops.
+"""
+
+import pathlib
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from ros_helpers import (MIMIC_URDF, Rig, joint_state_msg,  # noqa: E402
+                         use_loopback_domain)
+
+from kin_dyn_ros.dynamics import KinDynComputations  # noqa: E402
+from kin_dyn_ros.node import KinDynNode, sensor_thread  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
+
+PARAMS = [Parameter('use_odometry', value=False), Parameter('equilibrium_rate', value=0.0)]
+
+
+@pytest.fixture
+def context():
+    domain = use_loopback_domain(200, 215)
+    ctx = rclpy.context.Context()
+    rclpy.init(context=ctx, domain_id=domain)
+    yield ctx
+    rclpy.try_shutdown(context=ctx)
+
+
+class Flood:
+    """A node of its own publishing JointStates of ``joints`` at ~1 kHz from a thread."""
+
+    def __init__(self, context, joints, namespace):
+        self.node = rclpy.create_node('flood', namespace=namespace, context=context)
+        self.pub = self.node.create_publisher(JointState, 'joint_states', qos_profile_sensor_data)
+        self._joints, self._stop, self.sent = list(joints), threading.Event(), 0
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                self.pub.publish(joint_state_msg(self._joints, np.full(len(self._joints), 0.1)))
+            except Exception:  # the context shut down under it: the flood ends
+                return
+            self.sent += 1
+            time.sleep(0.001)
+
+    def close(self):
+        self._stop.set()
+        self._thread.join(5.0)
+        self.node.destroy_node()
+
+
+def test_no_input_callback_runs_before_the_parameter_model_is_in_place(context, monkeypatch,
+                                                                       icub_urdf):
+    """JointStates flowing while the node starts: its model from the robot_description
+    parameter (parsed slowly here) is in place, with its messages and tick, before any input
+    callback runs."""
+    seen = []
+    on_joint_state, parse = KinDynNode._on_joint_state, KinDynNode._parse
+
+    def watched(node, data):
+        seen.append(node._model is not None and node._model.messages is not None
+                    and getattr(node, '_ticker', 0) is not None)
+        return on_joint_state(node, data)
+
+    def slow_parse(urdf, settings):
+        time.sleep(0.5)               # a large model: start-up takes a while
+        return parse(urdf, settings)
+    monkeypatch.setattr(KinDynNode, '_on_joint_state', watched)
+    monkeypatch.setattr(KinDynNode, '_parse', staticmethod(slow_parse))
+    kd = KinDynComputations(icub_urdf)
+    flood = Flood(context, kd.joints_name_list, 'starting')
+    try:
+        node = KinDynNode(context=context, namespace='starting', parameter_overrides=[
+            Parameter('robot_description', value=icub_urdf), *PARAMS])
+        try:
+            assert node._sensors is not None and node._sensors.running
+            deadline = time.monotonic() + 10.0
+            while len(seen) < 20 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert len(seen) >= 20 and all(seen), seen[:5]
+        finally:
+            node.destroy_node()
+    finally:
+        flood.close()
+
+
+def test_context_shutdown_with_the_thread_busy_ends_it_quietly(context, monkeypatch):
+    """The context shut down (Ctrl-C) while the sensor thread takes a flood of JointStates:
+    the thread ends without an unhandled exception or a reported error, and the node can
+    still be destroyed."""
+    failures, errors = [], []
+    monkeypatch.setattr(threading, 'excepthook', failures.append)
+    node = KinDynNode(context=context, namespace='stopping', parameter_overrides=[
+        Parameter('robot_description', value=MIMIC_URDF), *PARAMS])
+    monkeypatch.setattr(node, '_on_sensor_error', lambda sub, exc: errors.append(exc))
+    thread = node._sensors._thread
+    flood = Flood(context, ['j1', 'j2'], 'stopping')
+    try:
+        assert spin_until_count(node, 50)
+        rclpy.shutdown(context=context)
+        thread.join(5.0)
+        assert not thread.is_alive()
+        assert not failures and not errors, (failures, errors)
+    finally:
+        flood.close()
+        node.destroy_node()
+    assert not failures
+
+
+def spin_until_count(node, count, timeout_s=10.0):
+    """True once ``node`` has ticked ``count`` JointStates (its tick statistics)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if node._stats.summary(time.monotonic())[0] >= count:
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_without_the_private_api_the_executor_takes_the_inputs(context, monkeypatch):
+    """An rclpy without the sensor thread's private API: the node says so, leaves its sensor
+    inputs to the executor and publishes the same outputs as with the thread."""
+    kd = KinDynComputations(MIMIC_URDF)
+    s = kd.apply_mimic(np.array([0.3, 0.1, 0.0]))
+    want = kd.compute_tick(np.eye(4), s, np.zeros(6), np.zeros(3))
+    coms = {}
+    for fallback in (False, True):
+        if fallback:
+            monkeypatch.setattr(sensor_thread, '_rclpy', object())
+        assert sensor_thread.SensorThread.available() is not fallback
+        namespace = f'fallback{int(fallback)}'
+        node = KinDynNode(context=context, namespace=namespace, parameter_overrides=[
+            Parameter('robot_description', value=MIMIC_URDF), *PARAMS])
+        helper = rclpy.create_node('helper', namespace=namespace, context=context)
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(node)
+        executor.add_node(helper)
+        try:
+            assert (node._sensors is None) is fallback
+            rig = Rig(helper, executor, node_name=f'{namespace}/kin_dyn_node')
+            rig.wait_matched(odometry=False)
+            stamp = rig.now()
+            rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], stamp=stamp))
+            out = rig.wait_outputs(stamp, ('com', 'gravity'))
+            coms[fallback] = out['com'].point
+            np.testing.assert_allclose([coms[fallback].x, coms[fallback].y, coms[fallback].z],
+                                       want.com, rtol=0, atol=1e-12)
+            np.testing.assert_allclose(out['gravity'].effort, want.gravity_torques,
+                                       rtol=0, atol=1e-12)
+        finally:
+            executor.shutdown()
+            helper.destroy_node()
+            node.destroy_node()
+    assert coms[False] == coms[True]
+
+
+def test_the_fast_clock_reads_the_clock_and_falls_back_without_its_handle(context):
+    """clock_ns through the clock's C handle and through the public ``now()`` read the
+    same clock (monotonic between readings, within the time of the reads)."""
+    node = rclpy.create_node('clock_probe', context=context)
+    try:
+        clock = node.get_clock()
+
+        class Public:       # a clock without the private handle: now() only
+            def now(self):
+                return clock.now()
+        for reader in (sensor_thread.clock_ns(clock), sensor_thread.clock_ns(Public())):
+            before = clock.now().nanoseconds
+            got = reader()
+            after = clock.now().nanoseconds
+            assert before <= got <= after
+    finally:
+        node.destroy_node()
