@@ -6,6 +6,7 @@ Not a test module (no ``test_`` prefix); the ROS test files import it.
 
 import os
 import random
+import re
 from contextlib import contextmanager
 
 import numpy as np
@@ -13,6 +14,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, TwistStamped, WrenchStamped
 from nav_msgs.msg import Odometry
+from rclpy.clock import Clock
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -68,6 +70,16 @@ def use_loopback_domain(low, high):
     return domain
 
 
+def module_namespace(module):
+    """The namespace of a test module's nodes, helpers and clients: ``/t<pid>_<module>``
+    (``module``: the module's ``__name__``). Unique on the host while this process runs, so
+    that another ROS process in the same domain (another test run, a robot, the demo) meets
+    none of the tests' relative topics and services, the latched ``robot_description``
+    included. Tests that start more than one node put each in a sub-namespace of it."""
+    name = re.sub(r'[^0-9A-Za-z_]', '_', module.rsplit('.', 1)[-1])
+    return f'/t{os.getpid()}_{name}'
+
+
 def loopback_context(low, high):
     """A fresh rclpy context on loopback-only DDS in a random domain of [low, high]
     (:func:`use_loopback_domain`), shut down when the generator closes. For a fixture:
@@ -95,15 +107,16 @@ def now_stamp(rig):
 
 
 def stamp_of(msg):
-    """The header stamp of an output message (first element for arrays)."""
+    """The header stamp of an output message (first element for arrays; None for an empty
+    array, which the node never publishes but another process on /tf may)."""
     if isinstance(msg, TFMessage):
-        return msg.transforms[0].header.stamp
+        return msg.transforms[0].header.stamp if msg.transforms else None
     if isinstance(msg, MarkerArray):
-        return msg.markers[0].header.stamp
+        return msg.markers[0].header.stamp if msg.markers else None
     return msg.header.stamp
 
 
-OUTPUTS = {   # key: (type, topic relative to the node, QoS)
+OUTPUTS = {   # key: (type, topic: private to the node, or absolute, QoS)
     'tf': (TFMessage, '/tf', TF_QOS),
     'tf_static': (TFMessage, '/tf_static', LATCHED_QOS),
     'com': (PointStamped, 'com', 10),
@@ -117,22 +130,57 @@ TICK_OUTPUTS = ('tf', 'com', 'momentum', 'gravity', 'forward_dynamics', 'markers
 
 
 class Rig:
-    """A helper node that publishes the inputs of ``/<node_name>`` and records its outputs.
+    """A helper node that publishes the inputs of the node ``node_name`` of its own namespace
+    and records its outputs.
 
-    ``received[key]`` lists every message of output ``key`` (see :data:`OUTPUTS`).
+    The helper must live in the node's namespace (:func:`module_namespace`): its inputs
+    (robot_description, joint_states, odom, the wrenches) are relative names, so they meet
+    only that node; its private outputs are read at ``<namespace>/<node_name>/...``
+    (:meth:`private`). ``received[key]`` lists every message of output ``key`` (see
+    :data:`OUTPUTS`); on the absolute outputs, which every node of the domain shares, only
+    what may be this node's: /tf is matched by stamp (:meth:`find`), /tf_static must be
+    stamped at ``since`` (a ROS time in ns, default: now) or later (a latched one of another
+    process, from before the test, is dropped), and /diagnostics must be statuses of a node
+    named ``node_name``.
     """
 
-    def __init__(self, helper, executor, node_name='kin_dyn_node', contact_topics=None):
+    def __init__(self, helper, executor, node_name='kin_dyn_node', contact_topics=None,
+                 since=None):
         self.node, self.executor = helper, executor
+        self.node_name = node_name
+        self.node_path = f"{helper.get_namespace().rstrip('/')}/{node_name}"
+        self.since = helper.get_clock().now().nanoseconds if since is None else since
         self.received = {key: [] for key in OUTPUTS}
         for key, (msg_type, topic, qos) in OUTPUTS.items():
-            full = topic if topic.startswith('/') else f'/{node_name}/{topic}'
-            helper.create_subscription(msg_type, full, self.received[key].append, qos)
+            full = topic if topic.startswith('/') else self.private(topic)
+            helper.create_subscription(msg_type, full, self._recorder(key), qos)
         self.description = helper.create_publisher(String, 'robot_description', LATCHED_QOS)
         self.joint_states = helper.create_publisher(JointState, 'joint_states', 100)
         self.odometry = helper.create_publisher(Odometry, 'odom', 10)
         self.wrenches = {c: helper.create_publisher(WrenchStamped, t, 10)
                          for c, t in (contact_topics or {}).items()}
+
+    def private(self, name):
+        """The full name of the node's private topic or service ``name`` (``~/name``)."""
+        return f'{self.node_path}/{name}'
+
+    def _recorder(self, key):
+        keep, received = self._mine, self.received[key]
+
+        def record(msg):
+            if keep(key, msg):
+                received.append(msg)
+        return record
+
+    def _mine(self, key, msg):
+        """Whether an output message may come from this rig's node (see the class)."""
+        if key == 'tf_static':
+            stamp = stamp_of(msg)
+            return stamp is not None and ns(stamp) >= self.since
+        if key == 'diagnostics':
+            prefix = f'{self.node_name}: '
+            return bool(msg.status) and all(s.name.startswith(prefix) for s in msg.status)
+        return True
 
     def spin_until(self, predicate, timeout_s=TIMEOUT_S, on_tick=None):
         return spin_until(self.executor, predicate, timeout_s, on_tick)
@@ -163,18 +211,23 @@ class Rig:
 
 
 @contextmanager
-def node_and_rig(context, params, helper_name, contact_topics):
+def node_and_rig(context, params, helper_name, contact_topics, namespace,
+                 node_name='kin_dyn_node'):
     """(node, rig): a KinDynNode with the parameters ``params`` ({name: value}) and a
-    :class:`Rig` on a helper node, both on one SingleThreadedExecutor; destroyed on exit.
-    Create the helper's other entities, then :func:`load_model`."""
-    node = KinDynNode(context=context,
+    :class:`Rig` on a helper node, both in ``namespace`` (:func:`module_namespace`) and on
+    one SingleThreadedExecutor; destroyed on exit. Create the helper's other entities, then
+    :func:`load_model`. ``node_name``: another name for the node (remapped), for a second
+    node whose /diagnostics the rigs of the first must tell from its own."""
+    since = Clock().now().nanoseconds       # before the node's first /tf_static
+    remap = [] if node_name == 'kin_dyn_node' else ['--ros-args', '-r', f'__node:={node_name}']
+    node = KinDynNode(context=context, namespace=namespace, cli_args=remap,
                       parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
-    helper = rclpy.create_node(helper_name, context=context)
+    helper = rclpy.create_node(helper_name, namespace=namespace, context=context)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     executor.add_node(helper)
     try:
-        yield node, Rig(helper, executor, contact_topics=contact_topics)
+        yield node, Rig(helper, executor, node_name, contact_topics, since)
     finally:
         executor.shutdown()
         helper.destroy_node()

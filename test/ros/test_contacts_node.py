@@ -44,7 +44,8 @@ from kin_dyn_ros_interfaces.srv import CheckEquilibrium  # noqa: E402
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from ros_helpers import (from_ns, joint_state_msg, load_model, loopback_context,  # noqa: E402
-                         node_and_rig, now_stamp, ns, odometry_msg, wrench_msg, xyz)
+                         module_namespace, node_and_rig, now_stamp, ns, odometry_msg,
+                         wrench_msg, xyz)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -60,6 +61,7 @@ NODE_PARAMS = {'contacts': list(FEET), 'world_frame': 'odom', 'wrench_timeout': 
 CONTACT_TOPICS = {c: f'{c}/wrench' for c in FEET}
 F64 = dict(rtol=1e-9, atol=1e-9)
 F32 = dict(rtol=2.0 ** -24, atol=1e-9)     # Point32: float32 rounding of the core's value
+NAMESPACE = module_namespace(__name__)    # the nodes, helpers and clients of this module
 
 
 # -- fixtures --------------------------------------------------------------------------------
@@ -75,12 +77,12 @@ OWN_OUTPUTS = {'support_polygon': PolygonStamped, 'stability_margin': StabilityM
 @pytest.fixture(scope='module')
 def system(ros_context, icub_urdf):
     with node_and_rig(ros_context, NODE_PARAMS, 'kin_dyn_contacts_helper',
-                      CONTACT_TOPICS) as (node, rig):
+                      CONTACT_TOPICS, NAMESPACE) as (node, rig):
         for key, msg_type in OWN_OUTPUTS.items():
             rig.received[key] = []
-            rig.node.create_subscription(msg_type, f'/kin_dyn_node/{key}',
-                                         rig.received[key].append, 10)
-        client = rig.node.create_client(CheckEquilibrium, '/kin_dyn_node/check_equilibrium')
+            rig.node.create_subscription(msg_type, rig.private(key), rig.received[key].append,
+                                         10)
+        client = rig.node.create_client(CheckEquilibrium, rig.private('check_equilibrium'))
         load_model(rig, icub_urdf)
         assert client.wait_for_service(timeout_sec=10.0)
         yield SimpleNamespace(node=node, rig=rig, client=client)
@@ -269,7 +271,8 @@ def test_a_tick_with_nothing_to_do_is_a_single_step(system, ref):
     without another round of takes); a due tick yields before publishing its support. On a
     node of its own beside the system's, with the system's settings and no wrenches (no
     active contact: no request to the worker, so no answer either), at 100 Hz."""
-    node = rclpy.create_node('kin_dyn_steps_probe', context=system.node.context)
+    node = rclpy.create_node('kin_dyn_steps_probe', namespace=NAMESPACE,
+                             context=system.node.context)
     mechanics = ContactMechanics(node, lambda: None, queries=None)
     try:
         settings = replace(system.node._settings, equilibrium_rate=100.0)
@@ -477,7 +480,7 @@ def test_contact_parameters_are_validated():
 
 def test_bad_contact_parameter_stops_the_node_at_start_up(ros_context):
     with pytest.raises(ValueError, match=re.escape("'contact.l_sole.points' must be a flat")):
-        KinDynNode(context=ros_context, parameter_overrides=[
+        KinDynNode(context=ros_context, namespace=f'{NAMESPACE}/bad', parameter_overrides=[
             Parameter('contacts', value=['l_sole']),
             Parameter('contact.l_sole.points', value=[0.1, 0.2])])
 

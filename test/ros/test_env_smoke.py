@@ -23,9 +23,11 @@ from geometry_msgs.msg import TransformStamped  # noqa: E402
 from kin_dyn_ros_interfaces.srv import GetJacobian  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ros_helpers import loopback_context, spin_until as _spin_until  # noqa: E402
+from ros_helpers import (loopback_context, module_namespace,  # noqa: E402
+                         spin_until as _spin_until)
 
 TIMEOUT_S = 10.0
+NAMESPACE = module_namespace(__name__)   # the test node's (its service among them)
 
 # lark-parser 0.12 (used by the rosidl parser that rclpy imports) uses deprecated modules.
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
@@ -38,7 +40,7 @@ def ros_context():
 
 @pytest.fixture
 def node_and_executor(ros_context):
-    node = rclpy.create_node('kin_dyn_env_smoke', context=ros_context)
+    node = rclpy.create_node('kin_dyn_env_smoke', namespace=NAMESPACE, context=ros_context)
     executor = SingleThreadedExecutor(context=ros_context)
     executor.add_node(node)
     try:
@@ -63,10 +65,14 @@ def test_tf_message_round_trip(node_and_executor):
     tf.transform.rotation.w = 0.0
     msg = TFMessage(transforms=[tf])
 
-    # Publish until the subscription (matched through DDS discovery) gets one.
-    assert _spin_until(executor, lambda: received, on_tick=lambda: pub.publish(msg)), \
+    # Publish until the subscription (matched through DDS discovery) gets one (/tf is
+    # shared by every node of the domain: ours is the one with our stamp).
+    def ours():
+        return [m for m in received if m.transforms and m.transforms[0].header.stamp == stamp]
+    stamp = tf.header.stamp
+    assert _spin_until(executor, ours, on_tick=lambda: pub.publish(msg)), \
         'no TFMessage received on /tf'
-    got = received[0]
+    got = ours()[0]
     assert isinstance(got, TFMessage)
     assert len(got.transforms) == 1
     assert got.transforms[0].header.frame_id == 'world'

@@ -40,11 +40,11 @@ from sensor_msgs.msg import JointState  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from ros_helpers import spin_until, use_loopback_domain  # noqa: E402
+from ros_helpers import module_namespace, spin_until, use_loopback_domain  # noqa: E402
 
 LAUNCH_FILE = HERE.parents[1] / 'launch' / 'kin_dyn.launch.py'
 DOMAIN = use_loopback_domain(67, 89)      # before the launch starts the node
-NAMESPACE = 'robot1'
+NAMESPACE = module_namespace(__name__)     # the launched node's, and the test node's
 
 
 @pytest.fixture(autouse=True, scope='module')
@@ -72,12 +72,12 @@ def test_launched_node_publishes_com():
     context = rclpy.context.Context()
     rclpy.init(context=context, domain_id=DOMAIN)
     try:
-        node = rclpy.create_node('kin_dyn_launch_test', context=context)
+        node = rclpy.create_node('kin_dyn_launch_test', namespace=NAMESPACE, context=context)
         executor = rclpy.executors.SingleThreadedExecutor(context=context)
         executor.add_node(node)
         got = []
-        node.create_subscription(PointStamped, f'/{NAMESPACE}/kin_dyn_node/com', got.append, 10)
-        pub = node.create_publisher(JointState, f'/{NAMESPACE}/joint_states', 10)
+        node.create_subscription(PointStamped, 'kin_dyn_node/com', got.append, 10)
+        pub = node.create_publisher(JointState, 'joint_states', 10)
 
         def publish():
             msg = JointState(name=['r_knee'], position=[0.3])

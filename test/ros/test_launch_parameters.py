@@ -16,6 +16,7 @@ import types
 
 import pytest
 import yaml
+from parameter_files import flatten
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 LAUNCH_FILE = REPO / 'launch' / 'kin_dyn.launch.py'
@@ -77,15 +78,6 @@ def launch(monkeypatch):
         return merged
     run.defaults = defaults
     return run
-
-
-def flatten(prefix, tree):
-    """Nested parameter dicts as dotted names, as launch_ros passes them."""
-    for key, value in tree.items():
-        if isinstance(value, dict):
-            yield from flatten(f'{prefix}{key}.', value)
-        else:
-            yield f'{prefix}{key}', value
 
 
 def file_parameters(path):

@@ -48,8 +48,9 @@ sys.path.insert(0, str(HERE.parent / 'dynamics'))
 from oracles import (PinocchioOracle, wrench_in_frame_to_inertial,  # noqa: E402
                      wrench_to_rep)
 from ros_helpers import (MIMIC_URDF, TICK_OUTPUTS, Rig, base_from_odometry,  # noqa: E402
-                         from_ns, joint_state_msg, load_model, loopback_context, node_and_rig,
-                         now_stamp, ns, odometry_msg, tf_matrices, wrench_msg, xyz)
+                         from_ns, joint_state_msg, load_model, loopback_context,
+                         module_namespace, node_and_rig, now_stamp, ns, odometry_msg,
+                         tf_matrices, wrench_msg, xyz)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -62,6 +63,7 @@ MIXED = Representations.MIXED_REPRESENTATION
 BODY = Representations.BODY_FIXED_REPRESENTATION
 TOL = dict(rtol=1e-12, atol=1e-12)      # node vs the core: same arithmetic up to transport
 ORACLE = dict(rtol=1e-9, atol=1e-9)     # vs Pinocchio
+NAMESPACE = module_namespace(__name__)  # the nodes, helpers and clients of this module
 
 
 # -- fixtures ------------------------------------------------------------------------------
@@ -79,8 +81,9 @@ def ros_context():
 def system(request, ros_context, icub_urdf):
     """The node with its sensor inputs on its own thread, then all on the executor."""
     params = {**NODE_PARAMS, 'sensor_thread': request.param}
-    with node_and_rig(ros_context, params, 'kin_dyn_test_helper', CONTACT_TOPICS) as (node, rig):
-        clients = {name: rig.node.create_client(srv, f'/kin_dyn_node/{name}') for name, srv in
+    with node_and_rig(ros_context, params, 'kin_dyn_test_helper', CONTACT_TOPICS,
+                      NAMESPACE) as (node, rig):
+        clients = {name: rig.node.create_client(srv, rig.private(name)) for name, srv in
                    (('get_jacobian', GetJacobian), ('get_mass_matrix', GetMassMatrix),
                     ('get_dynamics', GetDynamics))}
         load_model(rig, icub_urdf)
@@ -665,7 +668,7 @@ def _parse_watching_the_lock(node, monkeypatch, during=None):
 def _set_parameters_service(system, *params):
     """Set ``params`` through the node's set_parameters service (as `ros2 param set`)."""
     rig = system.rig
-    client = rig.node.create_client(SetParameters, '/kin_dyn_node/set_parameters')
+    client = rig.node.create_client(SetParameters, rig.private('set_parameters'))
     try:
         assert client.wait_for_service(timeout_sec=10.0)
         future = client.call_async(SetParameters.Request(
@@ -784,18 +787,19 @@ def test_ticks_wait_for_the_lock_and_services_do_not(ros_context):
     JointState is not ticked (sensor thread), and it is once the lock is released. The
     services never take that lock: they answer meanwhile (executor, in a thread of its own
     here), at the state of the last tick that was computed (a consistent snapshot)."""
-    node = KinDynNode(context=ros_context, namespace='locked', parameter_overrides=[
+    namespace = f'{NAMESPACE}/locked'
+    node = KinDynNode(context=ros_context, namespace=namespace, parameter_overrides=[
         Parameter('robot_description', value=MIMIC_URDF), Parameter('use_odometry', value=False),
         Parameter('equilibrium_rate', value=0.0)])
-    helper = rclpy.create_node('kin_dyn_lock_helper', namespace='locked', context=ros_context)
+    helper = rclpy.create_node('kin_dyn_lock_helper', namespace=namespace, context=ros_context)
     node_executor, executor = (SingleThreadedExecutor(context=ros_context) for _ in range(2))
     node_executor.add_node(node)
     executor.add_node(helper)
     spinner = threading.Thread(target=node_executor.spin, daemon=True)
     spinner.start()
     try:
-        rig = Rig(helper, executor, node_name='locked/kin_dyn_node')
-        client = helper.create_client(GetMassMatrix, '/locked/kin_dyn_node/get_mass_matrix')
+        rig = Rig(helper, executor)
+        client = helper.create_client(GetMassMatrix, rig.private('get_mass_matrix'))
         rig.wait_matched(odometry=False)
         assert client.wait_for_service(timeout_sec=10.0)
         first = rig.now()
@@ -830,7 +834,7 @@ def test_a_description_parameter_that_fails_leaves_no_thread_behind(ros_context)
     clear error; the sensor thread it had started is stopped."""
     before = {t.ident for t in threading.enumerate()}
     with pytest.raises(ValueError, match="parameter 'robot_description': rejected"):
-        KinDynNode(context=ros_context, namespace='broken', parameter_overrides=[
+        KinDynNode(context=ros_context, namespace=f'{NAMESPACE}/broken', parameter_overrides=[
             Parameter('robot_description', value='<robot name="x"><link')])
     assert not [t.name for t in threading.enumerate()
                 if t.ident not in before and t.is_alive()]

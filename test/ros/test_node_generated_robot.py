@@ -26,8 +26,8 @@ from kin_dyn_ros.dynamics.spatial import so3_exp
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ros_helpers import (base_from_odometry, from_ns, joint_state_msg,  # noqa: E402
-                         load_model, loopback_context, node_and_rig, now_stamp, ns,
-                         odometry_msg, tf_matrices, wrench_msg, xyz)
+                         load_model, loopback_context, module_namespace, node_and_rig,
+                         now_stamp, ns, odometry_msg, tf_matrices, wrench_msg, xyz)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -37,6 +37,7 @@ LEAF_URDF = random_tree_urdf(8, seed=4, massless_leaf=True)
 TOL = dict(rtol=1e-12, atol=1e-12)      # node vs the core: same arithmetic up to transport
 # forward dynamics of a random tree amplifies the rounding of the odometry's quaternion
 FD_TOL = dict(rtol=1e-9, atol=1e-9)
+NAMESPACE = module_namespace(__name__)  # the nodes, helpers and clients of this module
 
 
 def deepest_fixed_frames(kd, count):
@@ -68,7 +69,8 @@ def system(ros_context, frames):
     params = {'contacts': frames.contacts, 'wrench_timeout': 0.5, 'world_frame': 'odom',
               'diagnostics_period': 0.2}
     topics = {c: f'{c}/wrench' for c in frames.contacts}
-    with node_and_rig(ros_context, params, 'kin_dyn_generated_helper', topics) as (node, rig):
+    with node_and_rig(ros_context, params, 'kin_dyn_generated_helper', topics,
+                      NAMESPACE) as (node, rig):
         load_model(rig, URDF)
         yield SimpleNamespace(node=node, rig=rig)
 
@@ -148,11 +150,14 @@ def test_every_output_matches_the_core(system, ref, frames):
 @pytest.fixture
 def leaf_system():
     """A node on a robot whose last joint moves a massless leaf: its mass matrix is singular,
-    forward dynamics undefined. In a domain of its own (the module's node also runs)."""
+    forward dynamics undefined. In a domain of its own (the module's node also runs), unless
+    ROS_DOMAIN_ID is explicit: then a name of its own keeps its /diagnostics and the module
+    node's apart."""
     contexts = loopback_context(200, 215)
     params = {'use_odometry': False, 'diagnostics_period': 0.2}
     try:
-        with node_and_rig(next(contexts), params, 'kin_dyn_leaf_helper', {}) as (node, rig):
+        with node_and_rig(next(contexts), params, 'kin_dyn_leaf_helper', {},
+                          f'{NAMESPACE}/leaf', node_name='kin_dyn_leaf') as (node, rig):
             load_model(rig, LEAF_URDF, odometry=False)
             yield SimpleNamespace(node=node, rig=rig)
     finally:

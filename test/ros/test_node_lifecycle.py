@@ -21,7 +21,7 @@ from sensor_msgs.msg import JointState
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ros_helpers import (MIMIC_URDF, Rig, joint_state_msg,  # noqa: E402
-                         use_loopback_domain)
+                         module_namespace, use_loopback_domain)
 
 from kin_dyn_ros.dynamics import KinDynComputations  # noqa: E402
 from kin_dyn_ros.node import KinDynNode, sensor_thread  # noqa: E402
@@ -29,6 +29,7 @@ from kin_dyn_ros.node import KinDynNode, sensor_thread  # noqa: E402
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
 PARAMS = [Parameter('use_odometry', value=False), Parameter('equilibrium_rate', value=0.0)]
+NAMESPACE = module_namespace(__name__)  # each test's node and helpers in a sub-namespace
 
 
 @pytest.fixture
@@ -41,12 +42,14 @@ def context():
 
 
 class Flood:
-    """A node of its own publishing JointStates of ``joints`` at ~1 kHz from a thread."""
+    """A node of its own publishing JointStates of ``joints`` every ``period_s`` from a
+    thread (~1 kHz by default)."""
 
-    def __init__(self, context, joints, namespace):
+    def __init__(self, context, joints, namespace, period_s=0.001):
         self.node = rclpy.create_node('flood', namespace=namespace, context=context)
         self.pub = self.node.create_publisher(JointState, 'joint_states', qos_profile_sensor_data)
         self._joints, self._stop, self.sent = list(joints), threading.Event(), 0
+        self._period_s = period_s
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
 
@@ -57,7 +60,7 @@ class Flood:
             except Exception:  # the context shut down under it: the flood ends
                 return
             self.sent += 1
-            time.sleep(0.001)
+            time.sleep(self._period_s)
 
     def close(self):
         self._stop.set()
@@ -84,9 +87,9 @@ def test_no_input_callback_runs_before_the_parameter_model_is_in_place(context, 
     monkeypatch.setattr(KinDynNode, '_on_joint_state', watched)
     monkeypatch.setattr(KinDynNode, '_parse', staticmethod(slow_parse))
     kd = KinDynComputations(icub_urdf)
-    flood = Flood(context, kd.joints_name_list, 'starting')
+    flood = Flood(context, kd.joints_name_list, f'{NAMESPACE}/starting')
     try:
-        node = KinDynNode(context=context, namespace='starting', parameter_overrides=[
+        node = KinDynNode(context=context, namespace=f'{NAMESPACE}/starting', parameter_overrides=[
             Parameter('robot_description', value=icub_urdf), *PARAMS])
         try:
             assert node._sensors is not None and node._sensors.running
@@ -101,16 +104,24 @@ def test_no_input_callback_runs_before_the_parameter_model_is_in_place(context, 
 
 
 def test_context_shutdown_with_the_thread_busy_ends_it_quietly(context, monkeypatch):
-    """The context shut down (Ctrl-C) while the sensor thread takes a flood of JointStates:
-    the thread ends without an unhandled exception or a reported error, and the node can
-    still be destroyed."""
+    """The context shut down (Ctrl-C) while the sensor thread takes a flood of JointStates
+    (each callback slowed down, so that messages are always pending: the thread is taking,
+    not waiting, when the context goes; on Kilted that destroys the node's subscriptions
+    under it): the thread ends without an unhandled exception or a reported error, and the
+    node can still be destroyed."""
     failures, errors = [], []
     monkeypatch.setattr(threading, 'excepthook', failures.append)
-    node = KinDynNode(context=context, namespace='stopping', parameter_overrides=[
+    on_joint_state = KinDynNode._on_joint_state
+
+    def slow(node, data):
+        time.sleep(0.002)
+        return on_joint_state(node, data)
+    monkeypatch.setattr(KinDynNode, '_on_joint_state', slow)
+    node = KinDynNode(context=context, namespace=f'{NAMESPACE}/stopping', parameter_overrides=[
         Parameter('robot_description', value=MIMIC_URDF), *PARAMS])
     monkeypatch.setattr(node, '_on_sensor_error', lambda sub, exc: errors.append(exc))
     thread = node._sensors._thread
-    flood = Flood(context, ['j1', 'j2'], 'stopping')
+    flood = Flood(context, ['j1', 'j2'], f'{NAMESPACE}/stopping')
     try:
         assert spin_until_count(node, 50)
         rclpy.shutdown(context=context)
@@ -144,7 +155,7 @@ def test_without_the_private_api_the_executor_takes_the_inputs(context, monkeypa
         if fallback:
             monkeypatch.setattr(sensor_thread, '_rclpy', object())
         assert sensor_thread.SensorThread.available() is not fallback
-        namespace = f'fallback{int(fallback)}'
+        namespace = f'{NAMESPACE}/fallback{int(fallback)}'
         node = KinDynNode(context=context, namespace=namespace, parameter_overrides=[
             Parameter('robot_description', value=MIMIC_URDF), *PARAMS])
         helper = rclpy.create_node('helper', namespace=namespace, context=context)
@@ -153,7 +164,7 @@ def test_without_the_private_api_the_executor_takes_the_inputs(context, monkeypa
         executor.add_node(helper)
         try:
             assert (node._sensors is None) is fallback
-            rig = Rig(helper, executor, node_name=f'{namespace}/kin_dyn_node')
+            rig = Rig(helper, executor)
             rig.wait_matched(odometry=False)
             stamp = rig.now()
             rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], stamp=stamp))
@@ -173,7 +184,7 @@ def test_without_the_private_api_the_executor_takes_the_inputs(context, monkeypa
 def test_the_fast_clock_reads_the_clock_and_falls_back_without_its_handle(context):
     """clock_ns through the clock's C handle and through the public ``now()`` read the
     same clock (monotonic between readings, within the time of the reads)."""
-    node = rclpy.create_node('clock_probe', context=context)
+    node = rclpy.create_node('clock_probe', namespace=NAMESPACE, context=context)
     try:
         clock = node.get_clock()
 

@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 import rclpy
 import yaml
+from parameter_files import flatten
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
@@ -87,13 +88,6 @@ def file_parameters(path):
     """{dotted name: value} of the kin_dyn_node section of a parameter file."""
     data = yaml.safe_load(path.read_text())
     assert list(data) == [NODE_NAME], f'{path.name}: one section, {NODE_NAME}'
-
-    def flatten(prefix, tree):
-        for key, value in tree.items():
-            if isinstance(value, dict):
-                yield from flatten(f'{prefix}{key}.', value)
-            else:
-                yield f'{prefix}{key}', value
     return dict(flatten('', data[NODE_NAME]['ros__parameters']))
 
 
