@@ -46,8 +46,8 @@ def loopback_env():
 
 
 def config_parameters():
-    """The contact parameters of config/kin_dyn.yaml, flattened to parameter names."""
-    params = yaml.safe_load((REPO / 'config' / 'kin_dyn.yaml').read_text())
+    """The contact parameters of config/icub.yaml (iCub's), flattened to parameter names."""
+    params = yaml.safe_load((REPO / 'config' / 'icub.yaml').read_text())
     params = params['kin_dyn_node']['ros__parameters']
     out = {'contacts': params['contacts']}
     for contact, values in params.get('contact', {}).items():
