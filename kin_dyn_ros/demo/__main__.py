@@ -3,6 +3,7 @@
 import argparse
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -72,6 +73,18 @@ def _positive(what, maximum=math.inf):
     return parse
 
 
+def _namespace(text):
+    """An argparse type: a ROS namespace (leading/trailing '/' dropped), e.g. robot1/test."""
+    name = text.strip("/")
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*", name):
+        raise argparse.ArgumentTypeError(f"expected a ROS namespace (letters, digits, _ and "
+                                         f"/, not starting with a digit), got {text!r}")
+    return name
+
+
+_namespace.__name__ = "namespace"
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m kin_dyn_ros.demo", description=DESCRIPTION, epilog=EPILOG,
@@ -97,6 +110,10 @@ def parse_args(argv=None):
                         help="also copy the CoM plot to this file (the README uses "
                              "docs/demo_com.png)")
     parser.add_argument("--quiet", action="store_true", help="no progress line")
+    parser.add_argument("--namespace", metavar="NS", type=_namespace, default=None,
+                        help="ROS namespace of the node and of the demo's topics (/NS/odom, "
+                             "...; /tf and /diagnostics stay absolute); the recording keeps "
+                             "the names without it (default: none)")
     args = parser.parse_args(argv)
     out = Path(args.output)
     if out.exists() and not out.is_dir():
@@ -149,7 +166,8 @@ def main(argv=None):
     options = Options(duration=args.duration, model=args.model, output=args.output,
                       plots=not args.no_plots, rate=args.rate, progress=not args.quiet,
                       docs_image=args.docs_image,
-                      feet=tuple(args.feet) if args.feet else None)
+                      feet=tuple(args.feet) if args.feet else None,
+                      namespace=args.namespace)
     try:
         robot = prepare_robot(options)
         try:

@@ -32,11 +32,13 @@
 import importlib
 import json
 import os
+import re
 import shutil
 import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -99,6 +101,8 @@ class Options:
     progress: bool = True
     docs_image: str = None       # also copy the CoM plot here (None: no copy)
     feet: tuple = None           # (left, right) foot links; None = guessed from link names
+    namespace: str = None        # ROS namespace of the node and the demo's topics (None: /);
+                                 # the recording keeps the names without it
 
 
 @dataclass
@@ -159,6 +163,19 @@ def _config_names(options):
     return ["kin_dyn.yaml"] + (["icub.yaml"] if _uses_icub_config(options) else [])
 
 
+def _namespaced_params(params, namespace, folder):
+    """Copies in ``folder`` of the parameter files whose top-level key ``kin_dyn_node:``
+    becomes ``/<namespace>/kin_dyn_node:`` (a file's plain node name only applies to the
+    node in the root namespace)."""
+    copies = []
+    for path in params:   # distinct names (kin_dyn.yaml, icub.yaml, contacts.yaml)
+        text = re.sub(rf"^{NODE_NAME}:", f"/{namespace}/{NODE_NAME}:",
+                      Path(path).read_text(), flags=re.MULTILINE)
+        copies.append(Path(folder) / Path(path).name)
+        copies[-1].write_text(text)
+    return copies
+
+
 def _config_files(options):
     """The existing :func:`_config_names` files of the installed package's config folder
     (ament index), else of the source tree's."""
@@ -175,12 +192,14 @@ def _config_files(options):
     return []
 
 
-def node_command(contacts, params_files, parameters=()):
+def node_command(contacts, params_files, parameters=(), namespace=None):
     """The command line a user would type to start the node for this demo (``parameters``:
-    more ``name:=value`` overrides)."""
+    more ``name:=value`` overrides; ``namespace``: the node's, without the leading '/')."""
     exe = shutil.which("kin_dyn_node")
     cmd = [exe] if exe else [sys.executable, "-m", "kin_dyn_ros.node"]
     cmd += ["--ros-args"]
+    if namespace:
+        cmd += ["-r", f"__ns:=/{namespace}"]
     for params_file in params_files or ():
         cmd += ["--params-file", str(params_file)]
     # One marker array per tick (the default markers_rate is 30 Hz, enough for rviz): the
@@ -278,7 +297,10 @@ class _DemoNode:
     def __init__(self, table, motion, urdf, recorder, options):
         self.table, self.motion, self.options = table, motion, options
         self.recorder = recorder
-        self.node = Node("kin_dyn_demo")
+        # with a namespace, topics are published and subscribed to under it and recorded
+        # without it ("/odom" for "/NS/odom"); /tf, /tf_static, /diagnostics stay absolute
+        self.ns = f"/{options.namespace}" if options.namespace else ""
+        self.node = Node("kin_dyn_demo", namespace=self.ns or "/")
         self.clock = self.node.get_clock()
         latched = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
                              reliability=ReliabilityPolicy.RELIABLE,
@@ -288,13 +310,15 @@ class _DemoNode:
         sensor = qos_profile_sensor_data
         self.description = String(data=urdf)
         self.description_cdr = serialize_message(self.description)
-        self.pub_description = self.node.create_publisher(String, "/robot_description", latched)
+        ns = self.ns
+        self.pub_description = self.node.create_publisher(String, f"{ns}/robot_description",
+                                                          latched)
         # publishing order of a tick: odometry, wrenches, then the joint state (the trigger)
-        self.inputs = [("/odom", self.node.create_publisher(Odometry, "/odom", reliable))]
+        self.inputs = [("/odom", self.node.create_publisher(Odometry, f"{ns}/odom", reliable))]
         self.inputs += [(f"/{c}/wrench", self.node.create_publisher(
-            WrenchStamped, f"/{c}/wrench", sensor)) for c in motion.contacts]
+            WrenchStamped, f"{ns}/{c}/wrench", sensor)) for c in motion.contacts]
         self.inputs += [("/joint_states",
-                         self.node.create_publisher(JointState, "/joint_states", sensor))]
+                         self.node.create_publisher(JointState, f"{ns}/joint_states", sensor))]
         types = {"/robot_description": "std_msgs/msg/String",
                  "/joint_states": "sensor_msgs/msg/JointState", "/odom": "nav_msgs/msg/Odometry"}
         types.update({f"/{c}/wrench": "geometry_msgs/msg/WrenchStamped"
@@ -324,14 +348,16 @@ class _DemoNode:
     def discover(self):
         """Subscribe (raw) to every topic the node publishes that is not yet recorded."""
         try:
-            topics = self.node.get_publisher_names_and_types_by_node(NODE_NAME, "/")
+            topics = self.node.get_publisher_names_and_types_by_node(NODE_NAME,
+                                                                     self.ns or "/")
         except Exception:   # NodeNameNonExistentError until discovery
             return
-        for topic, types in topics:
+        for full, types in topics:
+            topic = self.local_name(full)
             if (topic in self.subscriptions or topic in self.own_topics or not types
                     or topic == "/parameter_events"):
                 continue
-            infos = self.node.get_publishers_info_by_topic(topic)
+            infos = self.node.get_publishers_info_by_topic(full)
             if not infos:
                 continue
             qos = infos[0].qos_profile
@@ -342,8 +368,14 @@ class _DemoNode:
             kind = _DECODED.get(topic[len(NODE_NAME) + 2:]) if topic.startswith(
                 f"/{NODE_NAME}/") else None
             self.subscriptions[topic] = self.node.create_subscription(
-                self.types[topic], topic,
+                self.types[topic], full,
                 lambda data, t=topic, k=kind: self._on_raw(t, k, data), profile, raw=True)
+
+    def local_name(self, topic):
+        """The recorded name of a topic: without the namespace."""
+        if self.ns and topic.startswith(self.ns + "/"):
+            return topic[len(self.ns):]
+        return topic
 
     def _on_raw(self, topic, kind, data):
         now = time.perf_counter_ns()
@@ -615,7 +647,11 @@ def run(options, robot=None):
          f"motion: {how}")
 
     params, overrides, contacts_file = _node_parameters(options, out, robot, motion)
-    cmd = node_command(motion.contacts, params, overrides)
+    scratch = tempfile.TemporaryDirectory(prefix="kin_dyn_demo_") if options.namespace \
+        else None
+    if scratch is not None:
+        params = _namespaced_params(params, options.namespace, scratch.name)
+    cmd = node_command(motion.contacts, params, overrides, options.namespace)
     _log("starting the node: " + " ".join(cmd))
     log_path = out / "node.log"
     log_file = open(log_path, "w")
@@ -636,6 +672,8 @@ def run(options, robot=None):
         raise KeyboardInterrupt from None
     finally:
         code = _stop(process, log_file)
+        if scratch is not None:
+            scratch.cleanup()
     if code not in (0, -signal.SIGINT):
         warnings.append(f"the node exited with code {code} (see {log_path})")
     result = _finish(options, out, motion, table, summary, robot, warnings)

@@ -72,14 +72,18 @@ def _domain():
     return str(random.randint(1, 100))
 
 
-def _run_demo(tmp_path, *args):
-    # The demo's node and publishers use absolute names in no namespace (kin_dyn_ros/demo/
-    # runner.py): another ROS process in its domain could meet them.
-    env = set_loopback_environment(dict(os.environ, ROS_DOMAIN_ID=_domain()))
+# The demo's node and topics live in a namespace of this test run (--namespace): another
+# ROS process in the domain (a latched robot_description, joint_states) cannot meet them.
+# The recording keeps the names without it (/joint_states, /kin_dyn_node/com, ...).
+NAMESPACE = f't{os.getpid()}_demo'
+
+
+def _run_demo(tmp_path, *args, domain=None):
+    env = set_loopback_environment(dict(os.environ, ROS_DOMAIN_ID=domain or _domain()))
     out = tmp_path / 'out'
     proc = subprocess.run([sys.executable, '-m', 'kin_dyn_ros.demo', '--output', str(out),
-                           '--quiet', *args], env=env, capture_output=True, text=True,
-                          timeout=TIMEOUT_S)
+                           '--quiet', '--namespace', NAMESPACE, *args], env=env,
+                          capture_output=True, text=True, timeout=TIMEOUT_S)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / 'summary.json').read_text())
     return out, summary, proc.stdout
@@ -270,10 +274,75 @@ def test_talos_squats_on_its_guessed_feet(talos_run, talos_urdf):
     assert summary['com_height_m']['min'] == pytest.approx(min(heights), abs=0.01)
 
 
+# A foreign node in no namespace: a latched /robot_description of another robot and
+# /joint_states of its joints at 100 Hz (the description again at 10 Hz; nothing on /tf or /diagnostics, which the demo
+# records as they are absolute).
+FOREIGN_URDF = """<robot name="foreign_arm">
+  <link name="base"><inertial><mass value="2"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="arm"><inertial><origin xyz="0 0 0.1"/><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <joint name="foreign_joint" type="revolute"><parent link="base"/><child link="arm"/><axis xyz="0 1 0"/><limit lower="-2" upper="2" effort="10" velocity="5"/></joint>
+</robot>"""
+FOREIGN_NODE = """
+import sys, rclpy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+rclpy.init()
+node = rclpy.create_node('foreign_node')
+latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+description = node.create_publisher(String, '/robot_description', latched)
+description.publish(String(data=sys.argv[1]))
+js = node.create_publisher(JointState, '/joint_states', 10)
+count = [0]
+def tick():
+    count[0] += 1
+    if count[0] % 10 == 0:   # again at 10 Hz: a node that listens would take it
+        description.publish(String(data=sys.argv[1]))
+    msg = JointState(name=['foreign_joint'], position=[0.3], velocity=[0.0], effort=[1.0])
+    msg.header.stamp = node.get_clock().now().to_msg()
+    js.publish(msg)
+node.create_timer(0.01, tick)
+print('ready', flush=True)
+try:
+    rclpy.spin(node)
+except (KeyboardInterrupt, rclpy.executors.ExternalShutdownException):
+    pass
+"""
+
+
+def test_a_foreign_node_in_the_domain_does_not_disturb_the_demo(tmp_path):
+    domain = _domain()
+    env = set_loopback_environment(dict(os.environ, ROS_DOMAIN_ID=domain))
+    foreign = subprocess.Popen([sys.executable, '-c', FOREIGN_NODE, FOREIGN_URDF], env=env,
+                               stdout=subprocess.PIPE, text=True)
+    try:
+        assert foreign.stdout.readline().strip() == 'ready'
+        out, summary, _ = _run_demo(tmp_path, '--duration', '1', '--no-plots', domain=domain)
+        assert foreign.poll() is None, 'the foreign node stopped'
+    finally:
+        foreign.terminate()
+        foreign.wait(10)
+    assert summary['model'] == 'iCub' and summary['mode'] == 'biped', summary
+    assert summary['fd_error_max'] < FD_BOUND, summary
+    counts, _ = _mcap_counts(out / 'kin_dyn_demo.mcap')
+    assert counts['/robot_description'] == 1
+    assert counts['/joint_states'] == summary['ticks_published']   # none of the foreign ones
+    decoded = _decode_first_of_each_topic(out / 'kin_dyn_demo.mcap')
+    assert '<robot name="iCub' in decoded['/robot_description'].data
+    assert len(decoded['/joint_states'].name) == 32
+    assert 'foreign_joint' not in decoded['/joint_states'].name
+    fd = decoded[f'{NODE}/forward_dynamics']
+    assert len(fd.joint_accelerations) == 32
+    assert sorted(fd.joint_names) == sorted(decoded['/joint_states'].name)   # iCub's
+    assert all(t.child_frame_id != 'arm' for t in decoded['/tf_static'].transforms)
+
+
 def test_help_explains_the_options():
     proc = subprocess.run([sys.executable, '-m', 'kin_dyn_ros.demo', '--help'],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0
-    for option in ('--duration', '--model', '--feet', '--no-plots', '--output', '--rate'):
+    for option in ('--duration', '--model', '--feet', '--no-plots', '--output', '--rate',
+                   '--namespace'):
         assert option in proc.stdout
     assert 'contains "sole", else "foot", else "ankle"' in proc.stdout
