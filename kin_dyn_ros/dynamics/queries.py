@@ -13,7 +13,7 @@ velocity ``nu`` (6,) [linear; angular] in ``kd``'s representation.
 
 import numpy as np
 
-from .contacts import contact_poses, support_polygon
+from .contacts import contact_poses, plane_points, support_polygon
 from .equilibrium import com_equilibrium, equilibrium_torques
 
 __all__ = ["jacobian", "mass_matrix", "dynamics", "equilibrium_check", "QUERIES", "run"]
@@ -66,7 +66,7 @@ def equilibrium_check(kd, w_H_b, s, contacts):
     return {
         "message": "; ".join(m for m in (eq.message, tq.message) if m),
         "feasible": bool(eq.feasible), "margin": float(eq.margin), "com": com,
-        "polygon": polygon.vertices @ polygon.axes + height * up,
+        "polygon": plane_points(polygon.vertices, polygon.axes, up, height),
         "torques_feasible": bool(tq.feasible), "torque_margin": float(tq.torque_margin),
         "tau": tq.tau, "points": points,
         "point_contacts": np.repeat(np.arange(len(tq.points)), [len(p) for p in tq.points]),

@@ -415,7 +415,7 @@ class ContactMechanics:
         call = request_call(self._source(), request)
         kd = call.kd
         names, contacts = self._request_contacts(request, call)
-        d = self._queries.call(kd, "equilibrium_check", kd.rep, call.w_H_b, call.s, contacts)
+        d = self._queries.call(kd, "equilibrium_check", call.rep, call.w_H_b, call.s, contacts)
         r.message, r.feasible, r.margin = d["message"], d["feasible"], d["margin"]
         r.inside = bool(d["margin"] >= 0.0)
         r.com = _point(d["com"])

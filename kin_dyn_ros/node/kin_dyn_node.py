@@ -21,9 +21,9 @@ Threads, explicitly: the sensor callbacks run on the node's sensor thread (or th
 :func:`.inputs.subscribe_sensors`); the timers, robot_description and parameter changes on
 the executor that spins the node. All of these take the node's one lock (``_lock``), which
 guards the tick's state. The services never take it: they answer from
-:attr:`KinDynNode._snapshot`, an immutable record of the last tick's state and the model's
-services instance, replaced (one reference) at every tick, so a request sees the state of
-one tick. Their computation runs in a worker process (:class:`~kin_dyn_ros.
+:attr:`KinDynNode._snapshot`, an immutable record of the last tick's state and the model
+(read only), replaced (one reference) at every tick, so a request sees the state of one
+tick. Their computation runs in a worker process (:class:`~kin_dyn_ros.
 equilibrium_worker.QueryWorker`), the executor's thread waiting on a socket with the
 interpreter lock released; what remains on that thread (messages to arrays and back) holds
 the lock at most ~SWITCH_INTERVAL_S at a time (``main`` shortens the switch interval).
@@ -85,13 +85,12 @@ SWITCH_INTERVAL_S = 0.0005   # sys.setswitchinterval in main: a service thread's
 @dataclass
 class _Model:
     """A loaded model: the tick's KinDynComputations (``kd``), the odometry conversion's
-    (``aux``, tick thread only), the services' (``services``), the merged joint states,
+    (``aux``, tick thread only), the merged joint states,
     its per-tick messages."""
 
     urdf: str
     kd: KinDynComputations
     aux: KinDynComputations
-    services: KinDynComputations
     merger: JointStateMerger
     messages: TickMessages = None
 
@@ -202,7 +201,7 @@ class KinDynNode(Node):
                                   settings.default_joint_position)
         if self._model is not None:
             merger.carry_over(self._model.merger)
-        self._model = _Model(urdf, kd, kd.sharing_model(), kd.sharing_model(), merger)
+        self._model = _Model(urdf, kd, kd.sharing_model(), merger)
         self._queries.set_model(urdf, kd.model.root_link, kd.gravity, model=kd.model)
         self._queries.start()       # its start-up (~1 s of CPU) now, not at the first call
         self._configure(settings, reloaded=True)
@@ -236,7 +235,7 @@ class KinDynNode(Node):
         self._mechanics.configure(m.kd, contacts, settings, m.urdf)
         self._inputs.configure(m.merger, self._model_frame, settings.world_frame)
         measured = None if reloaded else self._snapshot.measured
-        self._snapshot = Snapshot(m.services, measured, settings.velocity_representation,
+        self._snapshot = Snapshot(m.kd, measured, settings.velocity_representation,
                                   settings.frame_prefix)
         self._publish_static(m, settings, reloaded)
 
@@ -321,7 +320,7 @@ class KinDynNode(Node):
             return
         start, start_cpu = time.perf_counter(), time.thread_time()
         try:
-            tick = self._ticker.compute(inputs, inputs.joint_state_stamp)
+            tick = self._ticker.compute(inputs)
         except ValueError as exc:
             self._log.warning("tick", f"tick skipped: {exc}")
             return

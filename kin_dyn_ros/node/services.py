@@ -5,9 +5,10 @@ its last tick) when ``use_measured_state`` is true, else the request's
 FloatingBaseState. The node hands the services a :class:`Snapshot` (model, the last tick's
 :class:`.tick.MeasuredState`, default representation, frame prefix), replaced as one
 reference at every tick: a request reads it once, so it sees the state of one tick, never
-half of two, and never waits for the tick's lock. Each request runs on a KinDynComputations
-of its own (a shallow copy sharing the model, ~1 us), whose representation it sets, so
-requests disturb neither the tick nor each other, on whatever thread the executor runs them.
+half of two, and never waits for the tick's lock. Each request's query
+(:mod:`..dynamics.queries`) runs on a KinDynComputations of its own (a shallow copy sharing
+the model, ~1 us) in the requested representation, in the services' worker process or, as
+its fallback, the calling thread: requests disturb neither the tick nor each other.
 Errors (no model, unknown frame or joint, wrong sizes, bad quaternion, bad representation)
 give ``success = false`` and a message naming the problem; nothing is thrown.
 Matrices are row-major; columns are ``COLUMN_BASE`` then the model's joints.
@@ -32,8 +33,8 @@ COLUMN_BASE = ("base_lin_x", "base_lin_y", "base_lin_z", "base_ang_x", "base_ang
 
 
 class Snapshot(NamedTuple):
-    """What the services answer from: the model's KinDynComputations for the services (None
-    while no model is loaded; never used directly, see :func:`request_call`), the last
+    """What the services answer from: the model's KinDynComputations (None while no model is
+    loaded; read only: each query runs on a copy of its own, :mod:`..dynamics.queries`), the last
     tick's :class:`.tick.MeasuredState` (None before the first tick of this model), the
     node's default velocity representation (name) and frame prefix."""
 
@@ -109,7 +110,7 @@ class DynamicsServices:
 
     def _query(self, c, name, *args):
         """The answer of query ``name`` of :mod:`kin_dyn_ros.dynamics.queries` at ``c``."""
-        return self._queries.call(c.kd, name, c.kd.rep, c.w_H_b, c.s, *args)
+        return self._queries.call(c.kd, name, c.rep, c.w_H_b, c.s, *args)
 
     def _jacobian(self, request, response, c):
         jac = self._query(c, "jacobian", c.frame(request.frame))["jacobian"]
@@ -133,30 +134,30 @@ class DynamicsServices:
 def request_call(source, request):
     """The :class:`_Call` of a service request: ``source`` is a :class:`Snapshot`;
     ``request`` has ``use_measured_state``, ``state`` and optionally ``representation``
-    (empty or absent: the node's default), the representation of the call's own
-    KinDynComputations. ValueError naming the problem."""
-    model, measured, default_rep, prefix = source
-    if model is None:
+    (empty or absent: the node's default), the representation the call's query runs in.
+    ValueError naming the problem."""
+    kd, measured, default_rep, prefix = source
+    if kd is None:
         raise ValueError("no robot model loaded yet (waiting for robot_description)")
     rep = parse_representation(getattr(request, "representation", "") or default_rep)
-    kd = model.sharing_model()          # this call's own representation
-    kd.set_frame_velocity_representation(rep)
     if request.use_measured_state:
         if measured is None:
             raise ValueError("no measured state yet (no tick computed); set "
                              "use_measured_state=false and pass a state")
         nu = change_base_representation(measured.base_vel, measured.w_H_b,
                                         measured.representation, rep)
-        return _Call(kd, prefix, measured.w_H_b, measured.s, nu, measured.s_dot)
+        return _Call(kd, rep, prefix, measured.w_H_b, measured.s, nu, measured.s_dot)
     w_H_b, s, s_dot = explicit_state(kd, request.state)
-    return _Call(kd, prefix, w_H_b, s, twist_to_array(request.state.base_twist), s_dot)
+    return _Call(kd, rep, prefix, w_H_b, s, twist_to_array(request.state.base_twist), s_dot)
 
 
 @dataclass(frozen=True)
 class _Call:
-    """One request's model (representation set) and state: nu (6,) is the base velocity."""
+    """One request's model (the node's, read only: the query copies it), the representation
+    ``rep`` of the answer and of ``nu`` (6,), the base velocity, and the state."""
 
     kd: object
+    rep: object
     prefix: str
     w_H_b: np.ndarray
     s: np.ndarray

@@ -61,9 +61,9 @@ class TickComputer:
         self._fixed_base = settings.base_pose
         self._complete = False             # every joint received at least once
 
-    def compute(self, sensors, stamp):
+    def compute(self, sensors):
         """The :class:`Tick` of the merged joint states of ``sensors``
-        (:class:`.inputs.SensorInputs`) at JointState stamp ``stamp``; ValueError from the
+        (:class:`.inputs.SensorInputs`) at its latest JointState's stamp; ValueError from the
         core (the tick is then skipped)."""
         s, s_dot = sensors.merger.state()
         inputs = sensors.for_tick(sensors.joint_state_stamp_ns, self.contacts,
@@ -79,7 +79,7 @@ class TickComputer:
             fd_note = f"skipped: {result.forward_dynamics_error}"
             self._log.warning("forward dynamics", f"forward dynamics {fd_note}")
         state = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
-        return Tick(stamp, inputs, state, have_base, result, fd_note)
+        return Tick(sensors.joint_state_stamp, inputs, state, have_base, result, fd_note)
 
     def _base_state(self, odom, s, s_dot):
         """(w_H_b (4, 4), base velocity (6,) in the node's representation, from odometry?)."""
