@@ -13,7 +13,10 @@ over all of them:
 - ``rate``: support polygon, margin and equilibrium torques at ``--equilibrium-rate``
   (default 100 Hz, the node's default: every 10th tick);
 - ``every``: all of them every tick (equilibrium_rate 1e6);
-- ``markers``: ``rate`` with ~/markers published every tick (markers_rate 1e6), for scale.
+- ``markers``: ``rate`` with ~/markers published every tick (markers_rate 1e6), for scale;
+- ``no_balance``: ``rate`` without the per-tick balance outputs (~/zmp, ~/capture_point,
+  ~/cop: their computation and publication), so that ``rate`` minus ``no_balance`` is their
+  cost per tick.
 
 Usage:  source scripts/env.sh && python bench/bench_node_contacts.py [--ticks 200]
         [--rounds 30] [--equilibrium-rate 100]
@@ -36,7 +39,7 @@ import yaml  # noqa: E402
 REPO = pathlib.Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
-MODES = ("off", "rate", "every", "markers")
+MODES = ("off", "rate", "every", "markers", "no_balance")
 
 
 def loopback_env():
@@ -65,7 +68,7 @@ def main():
 
     import icub_models
     import rclpy
-    from geometry_msgs.msg import PolygonStamped
+    from geometry_msgs.msg import PointStamped, PolygonStamped
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
     from rclpy.serialization import serialize_message
@@ -74,7 +77,7 @@ def main():
 
     from kin_dyn_ros.dynamics import KinDynComputations
     from kin_dyn_ros.node import KinDynNode
-    from kin_dyn_ros_interfaces.msg import StabilityMargin
+    from kin_dyn_ros_interfaces.msg import CentresOfPressure, StabilityMargin
     sys.path.insert(0, str(REPO / 'test' / 'ros'))
     from ros_helpers import joint_state_msg, odometry_msg, wrench_msg
 
@@ -94,7 +97,8 @@ def main():
     for msg_type, topic in ((PolygonStamped, 'support_polygon'),
                             (StabilityMargin, 'stability_margin'),
                             (JointState, 'equilibrium_torques'), (MarkerArray, 'markers'),
-                            (JointState, 'gravity_torques')):
+                            (JointState, 'gravity_torques'), (PointStamped, 'zmp'),
+                            (PointStamped, 'capture_point'), (CentresOfPressure, 'cop')):
         helper.create_subscription(msg_type, f'/kin_dyn_node/{topic}', lambda m: None, 10)
     executor = SingleThreadedExecutor()
     executor.add_node(helper)
@@ -105,6 +109,13 @@ def main():
     gc.freeze()         # as the node's main() does: the model's objects out of collections
     mech = node._mechanics
     hooks = (mech.steps, mech.new_markers)
+    balance_hook = node._publish_balance
+    spent = []          # [s] each balance publication of the modes with it
+
+    def timed_balance(*a):
+        t0 = time.perf_counter()
+        balance_hook(*a)
+        spent.append(time.perf_counter() - t0)
 
     def no_steps(*_):       # a generator with no step, as ContactMechanics.steps
         yield from ()
@@ -112,6 +123,8 @@ def main():
     def set_mode(mode):
         off = mode == 'off'
         mech.steps, mech.new_markers = (no_steps, lambda: None) if off else hooks
+        node._publish_balance = (lambda *_: None) if mode in ('off', 'no_balance') \
+            else timed_balance
         rate = 1e6 if mode == 'every' else args.equilibrium_rate
         node.set_parameters([Parameter('equilibrium_rate', value=rate),
                              Parameter('markers_rate', value=1e6 if mode == 'markers' else 30.0)])
@@ -158,6 +171,8 @@ def main():
     print(f"iCubGazeboV2_5, two soles x {len(mech._contacts.get('l_sole').points)} points, "
           f"both loaded; {args.rounds} x {args.ticks} ticks per mode; per JointState callback "
           f"(whole tick) [us]")
+    print(f"balance outputs (~/zmp, ~/capture_point, ~/cop, subscribed), in the tick: "
+          f"median {np.median(spent) * 1e6:.1f} us, mean {np.mean(spent) * 1e6:.1f} us")
     print(f"{'mode':10s} {'min':>8s} {'median':>8s} {'mean':>8s} {'p99':>8s} {'max':>8s}"
           f"  {'mean - off':>10s}")
     base = np.mean(np.concatenate(samples['off'])) * 1e6

@@ -12,16 +12,27 @@ never changes, so only the wrenches tell). Forward dynamics can only match the m
 ticks in sync: a node that combines a JointState with another tick's odometry or wrench
 computes the dynamics of a state that never existed (a wrench one tick (2 ms) old already
 gives joint-acceleration errors of ~1 rad/s^2 on iCub: the torques balance the new wrench).
+The node's ~/forward_dynamics also says how old the inputs it combined were
+(``odometry_age``, ``wrench_ages``): a tick whose ages are not all 0 is not in sync either.
+
+Balance outputs (issue 18): the node's ~/zmp, ~/capture_point and ~/cop per tick, its
+~/support_polygon and ~/stability_margin (at its equilibrium_rate), and, per tick, the
+margins of the CoM, ZMP and capture point to the latest support polygon (computed here, as
+the node does, so that the margins read at every tick and not only at equilibrium_rate).
+The motion's own ZMP (:func:`motion_zmp`: its contact wrenches summed, on the ground plane
+z = 0 where the soles stand) is what the node's ~/zmp must be on the ticks in sync.
 """
 
 import numpy as np
 
+from ..dynamics.contacts import SupportPolygon, convex_hull
 from ..dynamics.representations import parse_representation
 from .feet import sole_geometry
 from .motion import base_acceleration_in, wrench_in_frame
 from .plots import Series
 
-__all__ = ["align", "stamp_ns", "centre_of_pressure", "COM_TOLERANCE", "FORCE_TOLERANCE"]
+__all__ = ["align", "stamp_ns", "centre_of_pressure", "motion_zmp", "polygon_margins",
+           "COM_TOLERANCE", "FORCE_TOLERANCE"]
 
 COM_TOLERANCE = 1e-9      # [m]: the CoM of the same odometry sample
 FORCE_TOLERANCE = 1e-6    # [N]: same wrench sample
@@ -59,6 +70,46 @@ def centre_of_pressure(wrench, height=0.0):
                     axis=1) / w[:, 2:3]
 
 
+def motion_zmp(samples):
+    """(k, 2) ZMP [m] of motion samples: the CoP of the sum of their contact wrenches
+    (MIXED: at each contact frame's origin, world axes) on the ground plane z = 0 (where the
+    motion's soles stand), world xy; NaN where the total normal force is not positive."""
+    out = np.full((len(samples), 2), np.nan)
+    for i, x in enumerate(samples):
+        force, moment = np.zeros(3), np.zeros(3)
+        for frame, w in x.wrenches.items():
+            p = x.contact_poses[frame][:3, 3]
+            force += w[:3]
+            moment += w[3:] + np.cross(p, w[:3])     # about the world origin
+        if force[2] > 0.0:
+            out[i] = [-moment[1] / force[2], moment[0] / force[2]]
+    return out
+
+
+def _polygon(vertices):
+    """SupportPolygon of (m, 2) world xy vertices (world z up: ground axes x, y)."""
+    v = np.asarray(vertices, dtype=float).reshape(-1, 2)
+    return SupportPolygon(convex_hull(v) if len(v) else v, np.eye(3)[:2])
+
+
+def polygon_margins(t, points, support_t, polygons):
+    """(k, len(points)) signed distances [m] (> 0 inside) of world points at times ``t``
+    (k,) to the latest support polygon at or before each time (the first one before it):
+    ``points`` a list of (k, 2 or 3) arrays (xy used), ``polygons`` (m, 2) xy vertices at
+    ``support_t``; NaN where a point is NaN or there is no polygon, -inf for an empty one."""
+    out = np.full((len(t), len(points)), np.nan)
+    if not len(polygons):
+        return out
+    shapes = [_polygon(p) for p in polygons]
+    index = np.clip(np.searchsorted(support_t, t, side="right") - 1, 0, len(shapes) - 1)
+    for i, k in enumerate(index):
+        for j, p in enumerate(points):
+            xy = np.asarray(p[i][:2], dtype=float)
+            if np.isfinite(xy).all():
+                out[i, j] = shapes[k].margin(xy)
+    return out
+
+
 def _joint_rows(messages, stamps, names):
     """(k, n) efforts of JointState messages at ``stamps``, columns in ``names`` order."""
     out = np.full((len(stamps), len(names)), np.nan)
@@ -86,8 +137,10 @@ def align(motion, samples, rate, stamp_tick, outputs, marker_messages=(), urdf=N
     stamp_tick : dict
         {stamp [ns]: tick index} of what the demo published.
     outputs : dict
-        {'com' | 'momentum' | 'gravity' | 'forward_dynamics' | 'equilibrium':
-        {stamp [ns]: message}} ('equilibrium': ~/equilibrium_torques, not every tick).
+        {'com' | 'momentum' | 'gravity' | 'forward_dynamics' | 'equilibrium' | 'zmp' |
+        'capture_point' | 'cop' | 'support_polygon' | 'stability_margin':
+        {stamp [ns]: message}} ('equilibrium', 'support_polygon', 'stability_margin': at
+        the node's equilibrium_rate, not every tick; any kind may be missing).
     marker_messages : sequence of MarkerArray
         The node's ~/markers, for the check of the wrenches it used.
     urdf : str
@@ -115,6 +168,7 @@ def align(motion, samples, rate, stamp_tick, outputs, marker_messages=(), urdf=N
                                                  x.base_acceleration) for x in chosen])
     com = rows("com", lambda m: _vec(m.point), 3)
     in_sync = _in_sync(motion, chosen, stamps, com, marker_messages, force_scale)
+    in_sync &= _fresh_inputs(fd, stamps)
     feet, cop = {}, {}
     if motion.mode == "biped" and (soles is not None or urdf is not None):
         for f in motion.contacts:
@@ -125,12 +179,19 @@ def align(motion, samples, rate, stamp_tick, outputs, marker_messages=(), urdf=N
             local = (centre_of_pressure(w, motion.sole_heights.get(f, 0.0)) if len(w)
                      else np.zeros((0, 2)))
             cop[f] = local @ pose[:2, :2].T + pose[:2, 3]
+    t = np.array(ticks, dtype=float) / rate
+    balance = _balance(outputs, stamps, stamp_tick, rate, motion.contacts, t, in_sync)
+    balance["tick_margins"] = polygon_margins(
+        t, [com, balance["zmp"], balance["capture_point"]], balance["support_t"],
+        balance["support_polygons"])
+    balance["motion_zmp"] = (motion_zmp(chosen) if motion.mode == "biped"
+                             else np.full((len(stamps), 2), np.nan))
     names = list(kd.joints_name_list)
     equilibrium = outputs.get("equilibrium", {})
     gravity = outputs.get("gravity", {})
     eq_stamps = sorted(s for s in equilibrium if s in stamp_tick and s in gravity)
     return Series(
-        t=np.array(ticks, dtype=float) / rate, joint_names=kd.joints_name_list,
+        t=t, joint_names=kd.joints_name_list,
         com=com,
         momentum=rows("momentum", lambda m: _vec(m.twist.linear) + _vec(m.twist.angular), 6),
         gravity_torques=rows("gravity", lambda m: list(m.effort), n),
@@ -145,7 +206,53 @@ def align(motion, samples, rate, stamp_tick, outputs, marker_messages=(), urdf=N
         eq_t=np.array([stamp_tick[s] for s in eq_stamps], dtype=float) / rate,
         equilibrium_torques=_joint_rows(equilibrium, eq_stamps, names),
         eq_gravity_torques=_joint_rows(gravity, eq_stamps, names),
-        period=motion.period)
+        period=motion.period, **balance)
+
+
+def _fresh_inputs(fd, stamps):
+    """(k,) bool: the tick's ~/forward_dynamics (when there is one) combined the odometry
+    and wrenches of its own stamp (ages 0)."""
+    ok = np.ones(len(stamps), dtype=bool)
+    for i, s in enumerate(stamps):
+        m = fd.get(s)
+        if m is not None:
+            ok[i] = m.odometry_age == 0.0 and all(a == 0.0 for a in m.wrench_ages)
+    return ok
+
+
+def _balance(outputs, stamps, stamp_tick, rate, contacts, t, in_sync):
+    """The balance fields of :class:`Series` (but ``tick_margins``, ``motion_zmp``)."""
+    k = len(stamps)
+
+    def points(kind):
+        data = outputs.get(kind, {})
+        return np.array([_vec(data[s].point) if s in data else [np.nan] * 3 for s in stamps],
+                        dtype=float).reshape(k, 3)
+
+    cops = outputs.get("cop", {})
+    node_cop = {c: np.full((k, 3), np.nan) for c in contacts}
+    for i, s in enumerate(stamps):
+        m = cops.get(s)
+        if m is None:
+            continue
+        for name, point, defined in zip(m.contacts, m.points, m.defined):
+            if defined and name in node_cop:
+                node_cop[name][i] = _vec(point)
+    polygons = outputs.get("support_polygon", {})
+    poly_stamps = sorted(s for s in polygons if s in stamp_tick)
+    margins = outputs.get("stability_margin", {})
+    margin_stamps = sorted(s for s in margins if s in stamp_tick)
+    sync = dict(zip(stamps, in_sync))
+    return dict(
+        zmp=points("zmp"), capture_point=points("capture_point"), node_cop=node_cop,
+        support_t=np.array([stamp_tick[s] for s in poly_stamps], dtype=float) / rate,
+        support_polygons=[np.array([[p.x, p.y] for p in polygons[s].polygon.points],
+                                   dtype=float).reshape(-1, 2) for s in poly_stamps],
+        margin_t=np.array([stamp_tick[s] for s in margin_stamps], dtype=float) / rate,
+        stability_margins=np.array([[margins[s].margin, margins[s].zmp_margin,
+                                     margins[s].capture_point_margin] for s in margin_stamps],
+                                   dtype=float).reshape(-1, 3),
+        margin_in_sync=np.array([bool(sync.get(s, True)) for s in margin_stamps], dtype=bool))
 
 
 def _in_sync(motion, chosen, stamps, com, marker_messages, force_scale):

@@ -14,6 +14,11 @@ writes one PNG and returns the path:
 - :func:`plot_forward_dynamics`: the node's forward-dynamics joint accelerations against
   the motion's, and the error.
 - :func:`plot_latency`: histogram of the node latency with its percentiles.
+- :func:`plot_balance`: top view of the CoM ground projection, the ZMP and the capture
+  point (node ~/com, ~/zmp, ~/capture_point) and each foot's CoP (~/cop) over the feet and
+  the node's ~/support_polygon; their x and y over time; and their margins to the support
+  polygon over time (per tick, and the node's ~/stability_margin). Ticks that the node
+  computed with another tick's odometry or wrench are marked (grey crosses).
 
 :func:`plot_all` writes them all into a folder.
 """
@@ -32,7 +37,7 @@ from ..dynamics.contacts import convex_hull  # noqa: E402
 from .feet import side_of  # noqa: E402
 
 __all__ = ["Series", "plot_all", "plot_com", "plot_momentum", "plot_gravity_torques",
-           "plot_forward_dynamics", "plot_latency", "joint_groups", "joint_label"]
+           "plot_forward_dynamics", "plot_latency", "plot_balance", "joint_groups", "joint_label"]
 
 DPI = 120
 AXES = "xyz"
@@ -60,6 +65,14 @@ class Series:
       ~/equilibrium_torques (published at its equilibrium_rate, not every tick) and its
       ~/gravity_torques of the same ticks.
     - ``period``: of the motion [s] (None: not periodic).
+    - balance (issue 18), all optional: ``zmp`` and ``capture_point`` (k, 3) the node's
+      ~/zmp and ~/capture_point (NaN where not published); ``node_cop``: {contact: (k, 3)}
+      its ~/cop (NaN where undefined); ``motion_zmp`` (k, 2) the motion's own ZMP;
+      ``support_t`` (p,) and ``support_polygons`` [(m, 2)] its ~/support_polygon (world
+      xy); ``margin_t`` (j,), ``stability_margins`` (j, 3) its ~/stability_margin
+      [margin (CoM), zmp_margin, capture_point_margin] [m] and ``margin_in_sync`` (j,);
+      ``tick_margins`` (k, 3) the same three margins per tick, against the latest
+      ~/support_polygon (:func:`.analysis.polygon_margins`).
     """
 
     t: np.ndarray
@@ -82,10 +95,29 @@ class Series:
     equilibrium_torques: np.ndarray = None
     eq_gravity_torques: np.ndarray = None
     period: float = None
+    zmp: np.ndarray = None
+    capture_point: np.ndarray = None
+    node_cop: dict = field(default_factory=dict)
+    motion_zmp: np.ndarray = None
+    support_t: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    support_polygons: list = field(default_factory=list)
+    margin_t: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    stability_margins: np.ndarray = None
+    margin_in_sync: np.ndarray = None
+    tick_margins: np.ndarray = None
 
     def __post_init__(self):
         if self.in_sync is None:
             self.in_sync = np.ones(len(self.t), dtype=bool)
+        k = len(self.t)
+        for name, width in (("zmp", 3), ("capture_point", 3), ("motion_zmp", 2),
+                            ("tick_margins", 3)):
+            if getattr(self, name) is None:
+                setattr(self, name, np.full((k, width), np.nan))
+        if self.stability_margins is None:
+            self.stability_margins = np.zeros((len(self.margin_t), 3))
+        if self.margin_in_sync is None:
+            self.margin_in_sync = np.ones(len(self.margin_t), dtype=bool)
         n = len(self.joint_names)
         if self.equilibrium_torques is None:
             self.equilibrium_torques = np.zeros((len(self.eq_t), n))
@@ -391,10 +423,167 @@ def plot_latency(series, path):
     return _finish(fig, path)
 
 
+BALANCE_POINTS = (   # (Series field, label, colour, marker of the node's ~/stability_margin)
+    ("com", "CoM ground projection (~/com)", "tab:blue", "o"),
+    ("zmp", "ZMP (~/zmp)", "tab:orange", "s"),
+    ("capture_point", "capture point (~/capture_point)", "tab:green", "^"))
+STALE = "0.45"   # colour of the ticks computed with another tick's inputs
+
+
+def _same_polygons(polygons, tol=1e-4):
+    """All ``polygons`` have the same vertices to ``tol`` [m] (any starting vertex)."""
+    def key(p):
+        return p[np.lexsort(np.round(p / tol).T[::-1])]
+    first = key(polygons[0])
+    return all(p.shape == first.shape and np.allclose(key(p), first, atol=tol, rtol=0.0)
+               for p in polygons[1:])
+
+
+def _instants(count, wanted=3):
+    """Indices of up to ``wanted`` instants spread over ``count`` (first, middle, last)."""
+    return sorted({0, count // 2, count - 1})[:wanted] if count else []
+
+
+def _balance_top(ax, series, sync):
+    """Top view: feet, support polygon(s), CoPs, CoM projection, ZMP, capture point."""
+    for name, poly in series.feet.items():
+        poly = np.vstack([poly, poly[:1]])
+        ax.fill(*poly.T, color="0.88", zorder=0)
+        ax.plot(*poly.T, color="0.55", lw=1.0, zorder=1)
+        ax.annotate(name, poly[:-1].mean(axis=0), ha="center", va="center", fontsize=9,
+                    color="0.35", xytext=(0, -42), textcoords="offset points")
+    if series.feet:
+        ax.fill([], [], color="0.88", ec="0.55", label="feet (sole outlines, model)")
+    polygons = [p for p in series.support_polygons if len(p)]
+    times = [t for t, p in zip(series.support_t, series.support_polygons) if len(p)]
+    if polygons and _same_polygons(polygons):
+        poly = np.vstack([polygons[0], polygons[0][:1]])
+        ax.plot(*poly.T, "--", color="k", lw=1.3, zorder=2,
+                label=f"support polygon (~/support_polygon: {len(polygons)} "
+                      f"message{'s' if len(polygons) > 1 else ''}, alike to 0.1 mm)")
+    elif polygons:
+        for i, style in zip(_instants(len(polygons)), ("--", ":", "-.")):
+            poly = np.vstack([polygons[i], polygons[i][:1]])
+            ax.plot(*poly.T, style, color="k", lw=1.2, zorder=2,
+                    label=f"support polygon at {times[i]:.2f} s (~/support_polygon)")
+    elif series.feet:
+        hull = convex_hull(np.vstack(list(series.feet.values())))
+        hull = np.vstack([hull, hull[:1]])
+        ax.plot(*hull.T, "--", color="0.3", lw=1.0, zorder=2,
+                label="hull of the feet (no ~/support_polygon received)")
+    for (name, cop), color in zip(series.node_cop.items(), ("tab:purple", "tab:olive")):
+        if np.isfinite(cop).any():
+            ax.plot(cop[:, 0], cop[:, 1], color=color, lw=0.9, alpha=0.6, zorder=3,
+                    label=f"CoP {name} (~/cop)")
+    for key, label, color, _ in BALANCE_POINTS:
+        xy = getattr(series, key)[:, :2]
+        if not np.isfinite(xy).any():
+            ax.plot([], [], color=color, label=f"{label}: none received")
+            continue
+        if (~sync).any():
+            ax.plot(*xy[~sync].T, "x", color=STALE, ms=3, mew=0.6, alpha=0.4, zorder=3)
+        ax.plot(*xy[sync].T, color=color, lw=1.8, zorder=4, label=label)
+        first = np.flatnonzero(np.isfinite(xy).all(axis=1))[0]
+        ax.plot(*xy[first], "o", color=color, mec="k", ms=5, zorder=5)
+    if (~sync).any():
+        ax.plot([], [], "x", color=STALE, label=f"{(~sync).sum()} ticks computed with "
+                                               "another tick's\nodometry or wrench")
+    ax.plot([], [], "o", color="w", mec="k", ms=5, label="at the first tick")
+    ax.set_aspect("equal", adjustable="datalim")
+    ax.autoscale_view()
+    ax.margins(0.12)
+    ax.set_xlabel("x [m] (forward, world frame)")
+    ax.set_ylabel("y [m] (left, world frame)")
+    ax.set_title("Top view (world frame)")
+    ax.grid(alpha=0.3)
+
+
+def _no_data(ax, text):
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9,
+            color="0.3")
+
+
+def plot_balance(series, path):
+    """Balance outputs: top view, x and y over time, margins to the support polygon."""
+    fig = plt.figure(figsize=(16, 9), layout="constrained")
+    grid = fig.add_gridspec(3, 2, width_ratios=(1.0, 1.2), height_ratios=(1, 1, 1.4))
+    sync = np.asarray(series.in_sync, dtype=bool)
+    top = fig.add_subplot(grid[:2, 0])
+    _balance_top(top, series, sync)
+    legend = fig.add_subplot(grid[2, 0])      # the top view's legend, below it
+    legend.axis("off")
+    legend.legend(*top.get_legend_handles_labels(), loc="upper center", fontsize=8, ncol=1,
+                  framealpha=0.9)
+
+    axes = [fig.add_subplot(grid[0, 1])]
+    axes += [fig.add_subplot(grid[r, 1], sharex=axes[0]) for r in (1, 2)]
+    for a, (ax, word) in enumerate(zip(axes[:2], ("x (forward)", "y (left)"))):
+        for key, label, color, _ in BALANCE_POINTS:
+            values = getattr(series, key)[:, a]
+            ax.plot(series.t[sync], values[sync], color=color, lw=1.4,
+                    label=label.split(" (")[0])
+        motion = series.motion_zmp[:, a]
+        if np.isfinite(motion).any():
+            ax.plot(series.t, motion, ":", color="k", lw=1.1, label="ZMP of the motion")
+        ax.set_ylabel(f"{word} [m]")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    axes[0].set_title("world position over time (node outputs of the ticks computed from "
+                      "their own inputs)", fontsize=9.5, loc="left")
+
+    ax = axes[2]
+    tick = np.where(np.isfinite(series.tick_margins), series.tick_margins, np.nan) * 1e3
+    node = np.where(np.isfinite(series.stability_margins), series.stability_margins,
+                    np.nan) * 1e3
+    msync = np.asarray(series.margin_in_sync, dtype=bool)
+    shown = False
+    for j, (key, label, color, marker) in enumerate(BALANCE_POINTS):
+        name = label.split(" (")[0]
+        if np.isfinite(tick[:, j]).any():
+            if (~sync).any():
+                ax.plot(series.t[~sync], tick[~sync, j], "x", color=STALE, ms=3, mew=0.6,
+                        alpha=0.4, zorder=1)
+            ax.plot(series.t[sync], tick[sync, j], color=color, lw=1.3, zorder=2,
+                    label=f"{name}: per tick")
+            shown = True
+        if np.isfinite(node[:, j]).any():
+            ax.plot(series.margin_t[msync], node[msync, j], marker, color=color, ms=5,
+                    mfc="none", mew=1.1, label=f"{name}: ~/stability_margin")
+            if (~msync).any():
+                ax.plot(series.margin_t[~msync], node[~msync, j], marker, color=STALE, ms=5,
+                        mfc="none")
+            shown = True
+    if (~sync).any() or (~msync).any():
+        ax.plot([], [], "x", color=STALE, label="ticks with another\ntick's odometry or wrench")
+    if shown:
+        ax.axhline(0.0, color="k", lw=0.8, zorder=0)
+        ax.annotate("polygon edge (below: outside)", (0.0, 0.0), xycoords=("axes fraction",
+                    "data"), xytext=(3, 3), textcoords="offset points", fontsize=7.5,
+                    color="0.3")
+        ax.legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    else:
+        _no_data(ax, "no ~/support_polygon or ~/stability_margin received "
+                     "(no loaded contact, or equilibrium_rate 0)")
+    ax.set_ylabel("margin [mm] (> 0: inside)")
+    ax.set_xlabel("time [s]")
+    ax.set_title(f"signed distance to the support polygon's edge: per tick (lines: against "
+                 f"the latest ~/support_polygon)\nand the node's ~/stability_margin "
+                 f"(markers: {len(series.margin_t)} messages, at its equilibrium_rate)",
+                 fontsize=9, loc="left")
+    ax.grid(alpha=0.3)
+    for a in axes[:2]:
+        if not any(np.isfinite(getattr(series, k)).any() for k, *_ in BALANCE_POINTS):
+            _no_data(a, "no ~/com, ~/zmp or ~/capture_point received")
+        a.tick_params(labelbottom=False)
+    _suptitle(fig, "Balance: CoM, ZMP and capture point against the support polygon", series)
+    return _finish(fig, path)
+
+
 def plot_all(series, folder):
     """Write every figure into ``folder``; returns {name: path}."""
     folder = Path(folder)
     return {name: fn(series, folder / f"{name}.png") for name, fn in (
         ("com", plot_com), ("momentum", plot_momentum),
         ("gravity_torques", plot_gravity_torques),
-        ("forward_dynamics", plot_forward_dynamics), ("latency", plot_latency))}
+        ("forward_dynamics", plot_forward_dynamics), ("latency", plot_latency),
+        ("balance", plot_balance))}

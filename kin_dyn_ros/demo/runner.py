@@ -83,7 +83,7 @@ CONTACTS_FILE = "contacts.yaml"
 # what a run writes into its output folder (an earlier run's are removed first)
 OUTPUT_FILES = ("kin_dyn_demo.mcap", "node.log", "summary.json", "series.npz", CONTACTS_FILE,
                 "com.png", "momentum.png", "gravity_torques.png", "forward_dynamics.png",
-                "latency.png")
+                "latency.png", "balance.png")
 
 
 class UsageError(ValueError):
@@ -130,6 +130,7 @@ class Summary:
     feet_source: str = ""          # how they were found
     soles: dict = None             # {foot: where its sole outline comes from}
     com_height_m: dict = None      # min, max of the node's ~/com z above the ground (soles)
+    balance: dict = None           # ZMP / capture point figures (:func:`_balance_summary`)
     warnings: list = field(default_factory=list)
 
 
@@ -494,8 +495,13 @@ class _DemoNode:
 
 # node outputs kept for the analysis: {topic name under ~/: kind}
 _DECODED = {"com": "com", "centroidal_momentum": "momentum", "gravity_torques": "gravity",
-            "forward_dynamics": "forward_dynamics", "equilibrium_torques": "equilibrium"}
-_REQUIRED = ("com", "centroidal_momentum", "gravity_torques", "forward_dynamics")   # per tick
+            "forward_dynamics": "forward_dynamics", "equilibrium_torques": "equilibrium",
+            "zmp": "zmp", "capture_point": "capture_point", "cop": "cop",
+            "support_polygon": "support_polygon", "stability_margin": "stability_margin"}
+# recorded from the first tick on (the node creates all these publishers at start-up; the
+# balance ones publish while a contact is loaded, the last two at its equilibrium_rate)
+_REQUIRED = ("com", "centroidal_momentum", "gravity_torques", "forward_dynamics",   # per tick
+             "zmp", "capture_point", "cop", "support_polygon", "stability_margin")
 _LATENCY_KIND = "forward_dynamics"
 
 
@@ -797,12 +803,56 @@ def _finish(options, out, motion, table, ros, robot, warnings):
         else None,
         com_height_m={"min": float(height.min()), "max": float(height.max())} if len(height)
         else None,
+        balance=_balance_summary(series, warnings) if motion.mode == "biped" else None,
         warnings=warnings)
     files["summary"] = str(out / "summary.json")
     _write_summary(out, summary)
     np.savez_compressed(out / "series.npz", **{k: v for k, v in asdict(series).items()
                                                if isinstance(v, np.ndarray)})
     return summary
+
+
+ZMP_TOLERANCE = 1e-6      # [m] node ~/zmp against the motion's ZMP, ticks in sync
+MIN_ZMP_INSIDE = 0.9      # share of the ticks whose ZMP is inside the support polygon
+
+
+def _finite_min(values):
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    return float(values.min()) if len(values) else None
+
+
+def _balance_summary(series, warnings):
+    """Figures of the balance outputs (summary.json ``balance``), with warnings when the
+    node's ZMP is not the motion's or lies outside the support polygon too often."""
+    sync = np.asarray(series.in_sync, dtype=bool)
+    zmp_ok = np.isfinite(series.zmp[:, :2]).all(axis=1)
+    err = np.linalg.norm(series.zmp[:, :2] - series.motion_zmp, axis=1)[sync & zmp_ok]
+    err = err[np.isfinite(err)]
+    margins = series.tick_margins
+    known = np.isfinite(margins[:, 1])
+    inside = float((margins[known, 1] >= 0.0).mean()) if known.any() else None
+    out = {
+        "ticks_with_zmp": int(zmp_ok.sum()),
+        "ticks_with_capture_point": int(np.isfinite(series.capture_point[:, :2]).all(
+            axis=1).sum()),
+        "zmp_error_max_m": float(err.max()) if len(err) else None,
+        "zmp_inside_share": inside,
+        "margin_min_m": {name: _finite_min(margins[:, j]) for j, name in enumerate(
+            ("com", "zmp", "capture_point"))},
+        "stability_margin_messages": int(len(series.margin_t)),
+        "stability_margin_min_m": {name: _finite_min(series.stability_margins[:, j])
+                                   for j, name in enumerate(("com", "zmp", "capture_point"))},
+    }
+    if not zmp_ok.any():
+        warnings.append("no ~/zmp received from the node")
+    if len(err) and err.max() > ZMP_TOLERANCE:
+        warnings.append(f"the node's ~/zmp differs from the motion's ZMP by up to "
+                        f"{err.max():.2e} m on ticks computed from their own inputs")
+    if inside is not None and inside < MIN_ZMP_INSIDE:
+        warnings.append(f"the ZMP is inside the support polygon on only {100 * inside:.0f} % "
+                        f"of the ticks (min margin {out['margin_min_m']['zmp']:.3f} m)")
+    return out
 
 
 def _write_summary(out, summary):

@@ -19,12 +19,14 @@ Equations of motion: ``M(q) nu_dot + h(q, nu) = [0; tau] + sum_F J_F^T w_F`` wit
 """
 
 import copy
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from . import algorithms as alg
+from .balance import balance
 from .checks import checked_array, checked_arrays
 from .kinematics import chain_poses, chain_product, forward_pass, path_columns, transform_wrench
 from .model import MimicJoints, build_model
@@ -54,6 +56,8 @@ class TickResult:
     - ``base_acceleration`` (6,) in ``representation`` and ``joint_accelerations`` (n,) from
       forward dynamics, or None when no torques were given or when forward dynamics is
       undefined at this state; ``forward_dynamics_error`` then says why (else "").
+    - ``balance``: the :class:`.balance.Balance` (CoP of each contact, ZMP, DCM, capture
+      point) of the contacts given to ``compute_tick`` (computed on first access), or None.
     """
 
     frame_names: tuple
@@ -70,10 +74,15 @@ class TickResult:
     forward_dynamics_error: str = ""
     _frame_poses: object = field(repr=False, default=None)
     _frame_pose: object = field(repr=False, default=None)
+    _balance: object = field(repr=False, default=None)
 
     @cached_property
     def world_H_frames(self):
         return self._frame_poses()
+
+    @cached_property
+    def balance(self):
+        return None if self._balance is None else self._balance()
 
     def world_H_frame(self, index):
         """World pose (4, 4) of link ``frame_names[index]``, without computing the others'."""
@@ -379,7 +388,8 @@ class KinDynComputations:
         return nu_dot[self._cols]
 
     # -- the node's per-tick call -------------------------------------------------------
-    def compute_tick(self, w_H_b, s, base_vel, s_dot, tau=None, frame_wrenches=None):
+    def compute_tick(self, w_H_b, s, base_vel, s_dot, tau=None, frame_wrenches=None,
+                     contacts=None, contact_threshold=0.0):
         """Everything the node publishes for one state, from one kinematics pass.
 
         ``frame_wrenches``: ``{link: (expressed_frame, w)}``, wrench w (6,) [force; torque]
@@ -387,7 +397,11 @@ class KinDynComputations:
         (what a force/torque sensor reports). ``tau`` (n,) measured joint torques; without it
         no forward dynamics is computed. When forward dynamics is undefined (a singular mass
         matrix: a massless subtree on a moving joint) the rest is still returned, with
-        ``forward_dynamics_error`` naming the joints. Returns a :class:`TickResult`.
+        ``forward_dynamics_error`` naming the joints. ``contacts``: ``{link: Contact}``
+        (:class:`.contacts.Contact` on that link) whose balance quantities the result's
+        ``balance`` gives, under the wrenches of ``frame_wrenches`` on those links (a contact
+        is active when its normal force exceeds ``contact_threshold`` [N]). Returns a
+        :class:`TickResult`.
         """
         model = self.model
         n = (model.n,)
@@ -414,11 +428,33 @@ class KinDynComputations:
         com = kin.com
         momentum = total.copy()
         momentum[3:] -= skew(com).dot(total[:3])
+        com = com + kin.base_position
+        com_velocity = total[:3] / self._total_mass
         return TickResult(model.frame_names, model.joints_name_list,
                           (model.link_H_joint @ kin.local).take(model.internal, axis=0), w_H_b,
-                          com + kin.base_position, total[:3] / self._total_mass, momentum,
-                          gravity, base_acc, joint_acc, self.rep, fd_error,
-                          lambda: self._world_frames(kin), lambda k: self._world_frame(kin, k))
+                          com, com_velocity, momentum, gravity, base_acc, joint_acc, self.rep,
+                          fd_error, lambda: self._world_frames(kin),
+                          lambda k: self._world_frame(kin, k),
+                          (lambda: self._balance(kin, com, com_velocity, contacts,
+                                                 frame_wrenches or {}, contact_threshold))
+                          if contacts else None)
+
+    def _balance(self, kin, com, com_velocity, contacts, frame_wrenches, threshold):
+        """:func:`.balance.balance` of ``contacts`` ({link: Contact}) under ``frame_wrenches``
+        (as :meth:`compute_tick`'s; a contact without one has no CoP), world frame."""
+        poses, wrenches, expressed = [], [], []
+        for link, contact in contacts.items():
+            poses.append(self._world_frame(kin, self._frame(contact.link)))
+            frame, w = frame_wrenches.get(link, (None, None))
+            if w is not None:
+                w = np.asarray(w, dtype=float)
+                if w.shape != (6,) or not math.isfinite(w.sum()):
+                    w = checked_array(f"wrench on '{link}'", w, (6,))    # raises, naming it
+            wrenches.append(w)
+            expressed.append(None if frame in (None, contact.link)
+                             else self._world_frame(kin, self._frame(frame)))
+        return balance(tuple(contacts.values()), poses, wrenches, com, com_velocity,
+                       self.gravity, threshold, tuple(contacts), expressed)
 
     def _world_frames(self, kin):
         poses = kin.poses[self.model.frame_body] @ self.model.body_H_frame

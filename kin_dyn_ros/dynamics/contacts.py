@@ -83,6 +83,10 @@ class Contact:
     friction: float
     _tangents: tuple = field(init=False, repr=False, default=None)
     _cones: dict = field(init=False, repr=False, default=None)
+    _centre: np.ndarray = field(init=False, repr=False, default=None)
+    _spread: float = field(init=False, repr=False, default=0.0)
+    _breadth: float = field(init=False, repr=False, default=0.0)
+    _lists: tuple = field(init=False, repr=False, default=None)
 
     def __post_init__(self):
         pts = np.asarray(self.points, dtype=float)
@@ -110,6 +114,46 @@ class Contact:
         t1 /= np.linalg.norm(t1)
         object.__setattr__(self, "_tangents", (t1, cross3(n, t1)))
         object.__setattr__(self, "_cones", {})
+        centre = pts.mean(axis=0)
+        centre.flags.writeable = False
+        object.__setattr__(self, "_centre", centre)
+        object.__setattr__(self, "_spread", float(np.abs((pts - centre) @ n).max()))
+        object.__setattr__(self, "_lists", (centre.tolist(), n.tolist(), pts.tolist()))
+        widths = np.linalg.svd(pts - centre, compute_uv=False)
+        object.__setattr__(self, "_breadth",
+                           float(widths[1]) / np.sqrt(len(pts)) if len(widths) > 1 else 0.0)
+
+    @property
+    def centre(self):
+        """Mean of the points (3,) [m], link frame (read only)."""
+        return self._centre
+
+    @property
+    def centre_list(self):
+        """``centre`` as a list of floats (for per-tick arithmetic on Python floats)."""
+        return self._lists[0]
+
+    @property
+    def normal_list(self):
+        """``normal`` as a list of floats."""
+        return self._lists[1]
+
+    @property
+    def points_list(self):
+        """``points`` as a list of k lists of floats."""
+        return self._lists[2]
+
+    @property
+    def spread(self):
+        """Largest distance [m] of a point from the plane through ``centre`` normal to
+        ``normal``: 0 for a flat sole."""
+        return self._spread
+
+    @property
+    def breadth(self):
+        """RMS distance [m] of the points from their best-fitting line: 0 for a single point
+        or points on a line (a sole edge), > 0 when they span a plane."""
+        return self._breadth
 
     def world_points(self, world_H_link):
         """Contact points in the world (k, 3) [m]."""

@@ -6,7 +6,8 @@ Each contact of the ``contacts`` parameter is a :class:`~.dynamics.contacts.Cont
 link: ``contact.<name>.points`` (3k numbers, k points in the link frame), ``.normal`` (link
 frame) and ``.friction``. A contact is *active* at a tick when the force of its wrench (the
 one the tick used, within ``wrench_timeout``) along the contact normal exceeds
-``contact_force_threshold`` [N]; the wrench is the force the environment applies to the link.
+``contact_force_threshold`` [N] (the tick's ``TickResult.balance`` tells which); the wrench is
+the force the environment applies to the link.
 
 At ``equilibrium_rate`` [Hz, counted in JointState stamps; 0 = off], on the ticks that are
 due, when the node has contacts (:meth:`ContactMechanics.steps`, after all the tick's
@@ -25,7 +26,8 @@ tick's steps has its turn after them):
   contact: a polygon without points.
 - ``~/stability_margin`` (kin_dyn_ros_interfaces/StabilityMargin): the signed distance [m]
   from the CoM's ground projection to that polygon (> 0 inside; -inf without an active
-  contact), ``inside``, the projection, the active contacts.
+  contact), ``inside``, the projection, the active contacts; and the tick's ZMP and capture
+  point (:mod:`..dynamics.balance`) with their signed distances to the same polygon.
 - ``~/equilibrium_torques`` (sensor_msgs/JointState, effort only), when a contact is active:
   :func:`~.dynamics.equilibrium.equilibrium_torques` at the tick's posture with zero
   velocities (the torques that hold the robot still on the active contacts, within the URDF
@@ -62,7 +64,7 @@ from kin_dyn_ros_interfaces.msg import StabilityMargin
 from kin_dyn_ros_interfaces.srv import CheckEquilibrium
 
 from .conversions import float_array, stamp_fields, stamp_to_ns, stamp_words, xyz_fields
-from ..dynamics.contacts import Contact, ground_axes, hull_support, normal_force
+from ..dynamics.contacts import Contact, ground_axes, hull_support
 from ..equilibrium_worker import EquilibriumWorker
 from .markers import MarkerGroup, make_marker
 from .outputs import EffortMessage, SerializedTemplate, TemplateCache
@@ -97,6 +99,7 @@ DISC = (0.07, 0.07, 0.003)            # [m] CoM projection disc (wider than ns c
 POLYGON_RGBA = (1.0, 0.85, 0.0, 1.0)
 INSIDE_RGBA = (0.1, 0.8, 0.1, 0.9)
 OUTSIDE_RGBA = (0.9, 0.1, 0.1, 0.9)
+_ZERO = np.zeros(3)
 
 
 # -- parameters ----------------------------------------------------------------------------
@@ -201,17 +204,27 @@ class SupportMessages:
         return SerializedTemplate(msg, [], stamp_fields(msg),
                                   floats=xyz_fields(msg.polygon.points))
 
-    def margin(self, support, stamp):
-        """StabilityMargin: margin, inside, CoM projection and active contacts."""
-        key = (support.names, support.inside)
+    def margin(self, support, balance, margins, stamp):
+        """StabilityMargin: the CoM's margin, inside, projection and active contacts, and
+        the ZMP and capture point of ``balance`` (:class:`~.dynamics.balance.Balance`, or
+        None) with their ``margins`` (two, -inf where undefined)."""
+        zmp = balance.zmp.point if balance is not None and balance.zmp is not None else None
+        d = balance.divergence if balance is not None else None
+        cp = d.capture_point if d is not None else None
+        key = (support.names, support.inside, *(bool(m >= 0.0) for m in margins))
         template = self._margins.get(key, lambda: self._margin(*key))
-        values = np.concatenate([[support.margin], support.com_projection])
+        values = np.concatenate([[support.margin], support.com_projection,
+                                 _ZERO if zmp is None else zmp, margins[:1],
+                                 _ZERO if cp is None else cp, margins[1:]])
         return template.render(values, stamp_words(stamp))
 
-    def _margin(self, names, inside):
-        msg = StabilityMargin(inside=inside, active_contacts=list(names))
+    def _margin(self, names, inside, zmp_inside, capture_point_inside):
+        msg = StabilityMargin(inside=inside, active_contacts=list(names), zmp_inside=zmp_inside,
+                              capture_point_inside=capture_point_inside)
         msg.header.frame_id = self._frame
-        doubles = [(msg, "margin"), *xyz_fields([msg.com_projection])]
+        doubles = [(msg, "margin"), *xyz_fields([msg.com_projection]),
+                   *xyz_fields([msg.zmp]), (msg, "zmp_margin"),
+                   *xyz_fields([msg.capture_point]), (msg, "capture_point_margin")]
         return SerializedTemplate(msg, doubles, stamp_fields(msg))
 
 
@@ -235,8 +248,7 @@ class ContactMechanics:
         self._torques_pub = pub(JointState, "~/equilibrium_torques")
         self.service = node.create_service(CheckEquilibrium, "~/check_equilibrium", self._check)
         self._contacts, self._settings, self._kd = {}, None, None
-        self._support = self._next_ns = self._state = self._stamp = None
-        self._fresh = self._marked = False
+        self._clear()
         self._worker, self._worker_model = EquilibriumWorker(), None
 
     def configure(self, kd, names, settings, urdf=None):
@@ -252,47 +264,66 @@ class ContactMechanics:
         geometry = {g[0]: g for g in settings.contact_geometry}
         self._kd, self._settings = kd, settings
         self._contacts = {} if kd is None else {c: make_contact(geometry[c]) for c in names}
-        self._support = self._next_ns = self._state = self._stamp = None
-        self._fresh = self._marked = False
+        self._clear()
         self._messages = SupportMessages(settings.world_frame)
         self._torques = EffortMessage([] if kd is None else kd.joints_name_list)
         if kd is not None:
             self._axes = ground_axes(kd.gravity)
             self._up = -kd.gravity / np.linalg.norm(kd.gravity)
-            index = kd.model.frame_index
-            self._frames = [(name, c, index[c.link]) for name, c in self._contacts.items()]
+            self._index = kd.model.frame_index
+
+    def _clear(self):
+        """No support yet (a new model or settings)."""
+        self._support = self._next_ns = self._state = self._stamp = self._balance = None
+        self._margins = (-np.inf, -np.inf)
+        self._fresh = self._marked = False
+
+    @property
+    def contacts(self):
+        """{name: Contact} of the configured contacts that are links of the model."""
+        return dict(self._contacts)
 
     # -- per tick ------------------------------------------------------------------------
-    def update(self, kd, result, s, wrenches, stamp):
-        """The support of a tick, when due (equilibrium_rate): ``result`` (TickResult), joint
-        positions ``s`` (n,), the wrenches it used ({contact: (expressed frame, w (6,))}) and
-        its stamp. Computes nothing on the other ticks."""
+    def update(self, kd, result, s, stamp):
+        """The support of a tick, when due (equilibrium_rate): ``result`` (TickResult of the
+        node's contacts: its ``balance`` tells the active ones), joint positions ``s`` (n,)
+        and its stamp. Computes nothing on the other ticks."""
         self._fresh = False
         if not self._contacts or not self._due(stamp_to_ns(stamp)):
             return
         try:
-            pose, index = result.world_H_frame, kd.model.frame_index
-            threshold = self._settings.contact_force_threshold
-            active, names, links = [], [], []
-            for name, contact, i in self._frames:
-                wrench = wrenches.get(name)
-                if wrench is None:
-                    continue
-                link = pose(i)
-                if normal_force(contact, link, pose(index[wrench[0]])[:3, :3],
-                                wrench[1][:3]) > threshold:
-                    active.append(contact)
-                    names.append(name)
-                    links.append(link)
-            self._support = hull_support(tuple(active), links, result.com, self._axes,
-                                         self._up, tuple(names))
+            balance = result.balance
+            self._support = self._ground_support(result)
+            self._margins = (-np.inf, -np.inf) if not balance or not balance.active \
+                else balance.margins(self._support.polygon)
+            self._balance = balance
         except ValueError as exc:
             self._log.warning("support", f"support polygon skipped: {exc}")
             return
         self._state, self._stamp, self._fresh = (kd, result.base_pose, s), stamp, True
         self._marked = False
 
-    def steps(self, kd, result, s, wrenches, stamp):
+    def _ground_support(self, result):
+        """The GroundSupport of a tick's active contacts (those of ``result.balance``)."""
+        balance = result.balance
+        active = () if balance is None else balance.active
+        names = tuple(balance.names[i] for i in active)
+        contacts = tuple(self._contacts[n] for n in names)
+        links = [result.world_H_frame(self._index[c.link]) for c in contacts]
+        return hull_support(contacts, links, result.com, self._axes, self._up, names)
+
+    def polygon_of(self, result):
+        """The SupportPolygon of a tick's active contacts (the one :meth:`update` gives that
+        tick's ~/stability_margin), computed now: for colouring the tick's balance markers;
+        None without contacts, without an active one, or on a core error."""
+        if not self._contacts:
+            return None
+        try:
+            return self._ground_support(result).polygon
+        except ValueError:
+            return None
+
+    def steps(self, kd, result, s, stamp):
         """The contact mechanics of a tick (arguments as :meth:`update`) as a generator of
         steps, each at most ~0.3 ms on iCub, so that the caller can take its inputs between
         them: publish the equilibrium torques the worker has answered; :meth:`update`; when
@@ -301,7 +332,7 @@ class ContactMechanics:
         due (each step costs the sensor thread a round of empty takes)."""
         if self.collect():
             yield
-        self.update(kd, result, s, wrenches, stamp)
+        self.update(kd, result, s, stamp)
         if not self._fresh:
             return
         yield
@@ -316,7 +347,8 @@ class ContactMechanics:
         if not self._fresh:
             return
         self._polygon_pub.publish(self._messages.polygon(self._support, self._stamp))
-        self._margin_pub.publish(self._messages.margin(self._support, self._stamp))
+        self._margin_pub.publish(self._messages.margin(self._support, self._balance,
+                                                       self._margins, self._stamp))
 
     def _due(self, t):
         """At most equilibrium_rate ticks per second of stamps ``t`` [ns] (the phase is kept;

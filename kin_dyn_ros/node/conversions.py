@@ -247,6 +247,10 @@ class JointStateMerger:
         self._update_mimic_efforts(names, eff)
         return len(dst)
 
+    def knows_any(self, names):
+        """Whether one of ``names`` is a joint of the model (mimic joints included)."""
+        return any(name in self._index for name in names)
+
     def _update_mimic_efforts(self, names, eff):
         if eff is None or not self._mimic.joints.size:
             return

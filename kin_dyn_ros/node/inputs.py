@@ -109,7 +109,8 @@ class SensorInputs:
         if self.merger is None:
             raise ValueError("no robot_description yet")
         msg = self._reader.joint_state(data)
-        self.merger.update(msg)
+        if not self.merger.update(msg) and not self.merger.knows_any(msg.name):
+            raise ValueError(f"it names no joint of the model ({len(msg.name)} names)")
         self.joint_state_received_ns = now = self._now_ns()
         stamp_ns = stamp_to_ns(msg.stamp)
         self.joint_state_stamp = msg.stamp if stamp_ns else ns_to_stamp(now)

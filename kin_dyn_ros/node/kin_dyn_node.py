@@ -11,7 +11,8 @@ nav_msgs/Odometry on ``odometry_topic`` (the child frame may be any link), a
 geometry_msgs/WrenchStamped per contact. Outputs, stamped with the JointState's stamp: /tf,
 /tf_static, ~/com, ~/centroidal_momentum (TwistStamped: linear = m v_com, angular = angular
 momentum about the CoM, world axes), ~/gravity_torques, ~/forward_dynamics (with the age of
-the odometry and of each wrench it combined), ~/markers, /diagnostics; services
+the odometry and of each wrench it combined), ~/zmp, ~/capture_point and ~/cop (the balance
+quantities of the contacts, :mod:`.balance_outputs`), ~/markers, /diagnostics; services
 ~/get_jacobian, ~/get_mass_matrix, ~/get_dynamics (:mod:`.services`). Parameters:
 :mod:`.settings`. Contact mechanics (:mod:`.contact_mechanics`): ~/support_polygon,
 ~/stability_margin, ~/equilibrium_torques, support markers on ~/markers, service
@@ -67,7 +68,8 @@ from .contact_mechanics import ContactMechanics  # noqa: E402
 from .conversions import JointStateMerger  # noqa: E402
 from .diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
 from .inputs import SensorInputs, subscribe_sensors  # noqa: E402
-from .markers import MarkerSet  # noqa: E402
+from .balance_outputs import BalanceMessages, balance_markers  # noqa: E402
+from .markers import MarkerGroup, MarkerSet  # noqa: E402
 from .outputs import LATCHED_QOS, Publishers, TickMessages, static_transforms  # noqa: E402
 from .services import DynamicsServices, Snapshot  # noqa: E402
 from .settings import MODEL_FIELDS, declare_settings, updated_settings  # noqa: E402
@@ -80,19 +82,22 @@ __all__ = ["KinDynNode", "main", "SWITCH_INTERVAL_S"]
 
 THROTTLE_S = 5.0
 SWITCH_INTERVAL_S = 0.0005   # sys.setswitchinterval in main: a service thread's longest hold
+MAX_DESCRIPTION_CHARS = 10_000_000   # a longer robot_description is rejected unparsed
+PARSE_ERROR_CHARS = 500              # a parser's error text is cut to this in the log
 
 
 @dataclass
 class _Model:
     """A loaded model: the tick's KinDynComputations (``kd``), the odometry conversion's
     (``aux``, tick thread only), the merged joint states,
-    its per-tick messages."""
+    its per-tick messages and balance messages."""
 
     urdf: str
     kd: KinDynComputations
     aux: KinDynComputations
     merger: JointStateMerger
     messages: TickMessages = None
+    balance_messages: BalanceMessages = None
 
 
 @dataclass(frozen=True)
@@ -181,11 +186,18 @@ class KinDynNode(Node):
                                   gravity=np.array(settings.gravity))
 
     def _try_parse(self, urdf, settings):
-        """(KinDynComputations, None) of :meth:`_parse`, or (None, the exception)."""
+        """(KinDynComputations, None) of :meth:`_parse`, or (None, the exception); a
+        description longer than MAX_DESCRIPTION_CHARS (a humanoid's is ~0.1-1 MB; parsing
+        takes ~10 s per MB of links) is rejected unparsed."""
+        if len(urdf) > MAX_DESCRIPTION_CHARS:
+            return None, ValueError(f"{len(urdf)} characters, more than "
+                                    f"{MAX_DESCRIPTION_CHARS}: not parsed")
         try:
             return self._parse(urdf, settings), None
         except Exception as exc:  # a description that fails to parse: any parser error
-            return None, exc
+            text = str(exc)
+            return None, ValueError(text if len(text) <= PARSE_ERROR_CHARS
+                                    else text[:PARSE_ERROR_CHARS] + " ...")
 
     def _load_model(self, urdf, settings, from_parameter=False, parsed=None):
         """Build the model from ``urdf`` (``parsed``: :meth:`_try_parse` of it with
@@ -231,8 +243,9 @@ class KinDynNode(Node):
         m.merger.set_default_position(settings.default_joint_position)
         m.messages = TickMessages(m.kd, settings)
         contacts = self._model_contacts(m, settings)
-        self._ticker = TickComputer(m.kd, m.aux, settings, contacts, self._log)
         self._mechanics.configure(m.kd, contacts, settings, m.urdf)
+        self._ticker = TickComputer(m.kd, m.aux, settings, self._mechanics.contacts, self._log)
+        m.balance_messages = BalanceMessages(settings.world_frame, contacts)
         self._inputs.configure(m.merger, self._model_frame, settings.world_frame)
         measured = None if reloaded else self._snapshot.measured
         self._snapshot = Snapshot(m.kd, measured, settings.velocity_representation,
@@ -341,11 +354,31 @@ class KinDynNode(Node):
         pub.gravity.publish(msgs.gravity_torques(result, stamp))
         if result.base_acceleration is not None:
             pub.forward_dynamics.publish(msgs.forward_dynamics_msg(result, stamp, tick.inputs))
+        self._publish_balance(result, stamp)
         if (settings.publish_markers and self._markers_due()
                 and pub.markers.get_subscription_count()):
             forces = msgs.contact_forces(result, tick.inputs.wrenches)
-            pub.markers.publish(msgs.marker_array(result, stamp, forces,
-                                                  self._mechanics.new_markers()))
+            balance = result.balance
+            pub.markers.publish(msgs.marker_array(result, stamp, forces, MarkerGroup.join((
+                self._mechanics.new_markers(),
+                balance and balance_markers(settings.world_frame, stamp, balance,
+                                            self._mechanics.polygon_of(result))))))
+
+    def _publish_balance(self, result, stamp):
+        """~/zmp, ~/capture_point and ~/cop of a tick, while a contact is active and each
+        while something subscribes (the balance is computed only then)."""
+        msgs, pub = self._model.balance_messages, self._pub
+        wanted = [(p, render) for p, render in ((pub.zmp, msgs.zmp),
+                                                (pub.capture_point, msgs.capture_point),
+                                                (pub.cop, msgs.cops))
+                  if p.get_subscription_count()]
+        balance = result.balance if wanted else None
+        if balance is None or not balance.active:
+            return
+        for publisher, render in wanted:
+            msg = render(balance, stamp)
+            if msg is not None:
+                publisher.publish(msg)
 
     def _markers_due(self):
         """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""
@@ -362,9 +395,9 @@ class KinDynNode(Node):
         if last is not None and stamp_ns == last:
             return False
         if last is not None and stamp_ns < last:
-            self.get_logger().warning(
-                f"JointState stamp went back {(last - stamp_ns) * 1e-9:.3f} s (clock jump or "
-                f"bag restart): resetting and publishing from the new stamp")
+            self._log.warning("stamp went back", f"JointState stamp went back "
+                              f"{(last - stamp_ns) * 1e-9:.3f} s (clock jump or bag "
+                              f"restart): resetting and publishing from the new stamp")
         self._last_stamp_ns = stamp_ns
         return True
 
@@ -376,8 +409,7 @@ class KinDynNode(Node):
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self._finish_deferred()
         state = tick.state
-        steps = self._mechanics.steps(self._model.kd, tick.result, state.s,
-                                      tick.inputs.wrenches, tick.stamp)
+        steps = self._mechanics.steps(self._model.kd, tick.result, state.s, tick.stamp)
         if self._deferred is not None and self._begun:
             self._next_deferred = steps     # after the begun ones, in place of an older tick
         else:             # a newer tick takes the turn of one whose steps have not begun

@@ -65,6 +65,20 @@ class MarkerGroup:
     integers: tuple
     prototype: Callable
 
+    @staticmethod
+    def join(groups):
+        """One group of the groups that are not None, in order (None when there is none)."""
+        groups = [g for g in groups if g is not None]
+        if len(groups) <= 1:
+            return groups[0] if groups else None
+
+        def prototype():
+            parts = [g.prototype() for g in groups]
+            return tuple([x for part in parts for x in part[k]] for k in range(3))
+        return MarkerGroup(tuple(g.key for g in groups),
+                           np.concatenate([g.doubles for g in groups]),
+                           tuple(v for g in groups for v in g.integers), prototype)
+
     def markers(self):
         """The Marker objects with this group's values (for publishing the message object)."""
         markers, doubles, integers = self.prototype()

@@ -30,7 +30,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 from diagnostic_msgs.msg import DiagnosticArray
 
-from kin_dyn_ros_interfaces.msg import ForwardDynamics
+from kin_dyn_ros_interfaces.msg import CentresOfPressure, ForwardDynamics
 
 from ..dynamics.quaternions import rotations_to_quaternions
 from .conversions import (assign_fields, make_transform_stamped, stamp_fields, stamp_words,
@@ -72,6 +72,9 @@ class Publishers:
         self.gravity = pub(JointState, "~/gravity_torques", 10)
         self.forward_dynamics = pub(ForwardDynamics, "~/forward_dynamics", 10)
         self.markers = pub(MarkerArray, "~/markers", 10)
+        self.zmp = pub(PointStamped, "~/zmp", 10)
+        self.capture_point = pub(PointStamped, "~/capture_point", 10)
+        self.cop = pub(CentresOfPressure, "~/cop", 10)
         self.diagnostics = pub(DiagnosticArray, "/diagnostics", 10)
 
 

@@ -38,6 +38,7 @@ cannot stop the node's inputs.
 
 import atexit
 import threading
+import time
 from contextlib import ExitStack
 
 from rclpy.callback_groups import CallbackGroup
@@ -50,6 +51,7 @@ except ImportError:    # a future rclpy without it: the executor path (see avail
 __all__ = ["SensorThread", "clock_ns"]
 
 WAIT_NS = 100_000_000   # wake-up period [ns] to notice a context shut down without a stop()
+IDLE_MAX_S = 0.005      # [s] longest taking without an on_idle call (deferred work's turn)
 
 
 def clock_ns(clock):
@@ -96,7 +98,9 @@ class SensorThread:
     - ``on_idle()``, if given, is called on the thread each time no message is pending,
       before it waits: for work that may wait but should not delay the callbacks. Work done
       in steps returns True while steps remain: the thread then takes the messages that
-      came meanwhile and calls it again, without waiting.
+      came meanwhile and calls it again, without waiting. Under a stream it cannot keep up
+      with, it is still called after every ``IDLE_MAX_S`` of taking (so that deferred work
+      is delayed, never starved; one step's delay to the callbacks in each such period).
     """
 
     # what the thread uses of rclpy's implementation module
@@ -172,10 +176,12 @@ class SensorThread:
         # (subscription, its handle): rclpy's handle property, read once (~10 reads a tick)
         entries = [(sub, sub.handle) for sub in subscriptions]
         more = False      # on_idle has steps left: take what came, then call it again
+        self._idle_due = time.monotonic() + IDLE_MAX_S
         while not self._stop.is_set() and context.ok():
             try:
                 if not more:
                     self._wait(wait_set, entries, context)
+                    self._idle_due = time.monotonic() + IDLE_MAX_S     # taking begins
             except Exception as exc:  # a handle destroyed under us, the context shut down
                 if not self._stop.is_set():
                     self._report(None, exc)
@@ -187,6 +193,7 @@ class SensorThread:
         """Call ``on_idle`` (unless stopping); True when it has steps left."""
         if self._on_idle is None or self._stop.is_set():
             return False
+        self._idle_due = time.monotonic() + IDLE_MAX_S
         try:
             return bool(self._on_idle())
         except Exception as exc:  # a bug in it: reported, the inputs go on
@@ -215,12 +222,15 @@ class SensorThread:
 
     def _drain(self, entries):
         """Rounds of one message per subscription, in creation order, until a round finds
-        none (an empty take costs ~1.5 us, a wait ~10 times more)."""
+        none (an empty take costs ~1.5 us, a wait ~10 times more) or, with ``on_idle``, its
+        call is due (``IDLE_MAX_S`` since the last one)."""
         taken = True
         while taken and not self._stop.is_set():
             taken = False
             for sub, handle in entries:
                 taken |= self._take_one(sub, handle)
+            if taken and self._on_idle is not None and time.monotonic() >= self._idle_due:
+                return
 
     def _take_one(self, sub, handle):
         """Call ``sub``'s callback on its oldest pending message; False if it had none, or

@@ -51,12 +51,13 @@ class Tick:
 class TickComputer:
     """The ticks of ``kd`` (the model's tick instance, in the node's representation) with
     ``settings``; ``aux`` is a KinDynComputations of the same model for the odometry's
-    conversion (used on the tick's thread only); ``contacts``: the contacts that are links
-    of the model; ``log``: a :class:`.throttle.ThrottledLogger`."""
+    conversion (used on the tick's thread only); ``contacts``: {name: Contact} of the
+    contacts that are links of the model (the result's ``balance`` is theirs); ``log``: a
+    :class:`.throttle.ThrottledLogger`."""
 
     def __init__(self, kd, aux, settings, contacts, log):
         self.kd, self._aux, self._settings = kd, aux, settings
-        self.contacts, self._log = contacts, log
+        self.contacts, self._geometry, self._log = tuple(contacts), contacts, log
         self._root_base = (None, None)     # (odometry, its base velocity): once per message
         self._fixed_base = settings.base_pose
         self._complete = False             # every joint received at least once
@@ -73,8 +74,8 @@ class TickComputer:
                               f"wrench_timeout: left out of forward dynamics")
         w_H_b, nu, have_base = self._base_state(inputs.odometry, s, s_dot)
         tau, fd_note = self._torques(sensors.merger)
-        result = self.kd.compute_tick(w_H_b, s, nu, s_dot, tau,
-                                      inputs.wrenches if tau is not None else None)
+        result = self.kd.compute_tick(w_H_b, s, nu, s_dot, tau, inputs.wrenches,
+                                      self._geometry, self._settings.contact_force_threshold)
         if result.forward_dynamics_error:   # the other outputs are still published
             fd_note = f"skipped: {result.forward_dynamics_error}"
             self._log.warning("forward dynamics", f"forward dynamics {fd_note}")

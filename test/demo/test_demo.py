@@ -8,6 +8,12 @@ user gets:
   counts (stated below), and every channel decodes with its stored schema (so Foxglove and
   PlotJuggler can open it);
 - the plots exist and are PNG images of a sensible size;
+- the balance outputs (issue 18): ~/zmp, ~/capture_point and ~/cop once per answered tick
+  (the demo's feet always carry the robot), ~/support_polygon and ~/stability_margin at
+  least once; the node's ZMP is the motion's (the CoP of its summed contact wrenches) and
+  inside the support polygon on every tick of this squat and sway, its capture point is
+  the CoM moved by v / omega, and ~/stability_margin agrees with ~/zmp, ~/capture_point and
+  ~/support_polygon of its tick;
 - the node's forward dynamics gives back the motion's accelerations to 1e-6 on every tick
   that the node computed from that tick's own odometry and wrenches;
 - Talos, a second humanoid whose feet the demo guesses (left_sole_link, right_sole_link),
@@ -42,10 +48,19 @@ DURATION_S = 3.0
 RATE_HZ = 500.0
 TICKS = int(DURATION_S * RATE_HZ)
 NODE = '/kin_dyn_node'
+# (the balance outputs ~/zmp, ~/capture_point, ~/cop: every tick while a foot is loaded,
+# which the demo's feet always are)
+BALANCE_OUTPUTS = [f'{NODE}/zmp', f'{NODE}/capture_point', f'{NODE}/cop']
 PER_TICK_OUTPUTS = ['/tf', f'{NODE}/com', f'{NODE}/centroidal_momentum',
-                    f'{NODE}/gravity_torques', f'{NODE}/forward_dynamics', f'{NODE}/markers']
+                    f'{NODE}/gravity_torques', f'{NODE}/forward_dynamics',
+                    f'{NODE}/markers'] + BALANCE_OUTPUTS
+# at the node's equilibrium_rate (100 Hz), but only in moments without inputs waiting: an
+# overloaded node publishes them far less often (down to ~1 per second measured), so only
+# their presence and an upper bound are checked
+EQUILIBRIUM_OUTPUTS = [f'{NODE}/support_polygon', f'{NODE}/stability_margin']
+EQUILIBRIUM_RATE_HZ = 100.0
 INPUTS = ['/joint_states', '/odom', '/l_sole/wrench', '/r_sole/wrench']
-PLOTS = ['com', 'momentum', 'gravity_torques', 'forward_dynamics', 'latency']
+PLOTS = ['com', 'momentum', 'gravity_torques', 'forward_dynamics', 'latency', 'balance']
 # The demo drops ticks when its timer falls behind (a loaded machine): the counts below are
 # checked against what it really sent, never against the wall clock.
 # The node answers every tick it receives; joint_states are best effort (sensor-data QoS,
@@ -141,12 +156,21 @@ def test_mcap_holds_every_topic_with_the_expected_counts(icub_run):
     assert answered >= MIN_ANSWERED * counts['/joint_states'], counts
     for topic in PER_TICK_OUTPUTS:
         assert abs(counts[topic] - answered) <= 2, (topic, counts)
+    for topic in EQUILIBRIUM_OUTPUTS:
+        assert 1 <= counts.get(topic, 0) <= EQUILIBRIUM_RATE_HZ * DURATION_S + 2, (topic, counts)
     assert counts['/robot_description'] == 1
     assert counts['/tf_static'] >= 1
     assert counts['/diagnostics'] >= DURATION_S - 1     # 1 Hz
     assert schemas['/tf'].name == 'tf2_msgs/msg/TFMessage'
     assert schemas[f'{NODE}/forward_dynamics'].name == \
         'kin_dyn_ros_interfaces/msg/ForwardDynamics'
+    assert schemas[f'{NODE}/zmp'].name == 'geometry_msgs/msg/PointStamped'
+    assert schemas[f'{NODE}/capture_point'].name == 'geometry_msgs/msg/PointStamped'
+    assert schemas[f'{NODE}/cop'].name == 'kin_dyn_ros_interfaces/msg/CentresOfPressure'
+    margin = schemas[f'{NODE}/stability_margin']
+    assert margin.name == 'kin_dyn_ros_interfaces/msg/StabilityMargin'
+    assert b'float64 capture_point_margin' in margin.data      # the current definition
+    assert {t: n for t, n in summary['message_counts'].items() if n} == counts
     assert all(s.encoding == 'ros2msg' for s in schemas.values())
 
 
@@ -161,6 +185,88 @@ def test_mcap_decodes_with_its_own_schemas(icub_run):
     assert decoded['/joint_states'].effort, 'joint torques missing'
     assert len(decoded[f'{NODE}/forward_dynamics'].joint_accelerations) == 32
     assert decoded['/tf_static'].transforms
+    for topic in BALANCE_OUTPUTS + EQUILIBRIUM_OUTPUTS + [f'{NODE}/com']:
+        assert decoded[topic].header.frame_id == 'odom', topic      # the world frame
+    cop = decoded[f'{NODE}/cop']
+    assert list(cop.contacts) == ['l_sole', 'r_sole'] and list(cop.defined) == [True, True]
+    # both feet carry the robot (33 kg): the normal forces add up to about its weight
+    assert 0.8 * 33.0 * 9.81 < sum(cop.normal_forces) < 1.2 * 33.0 * 9.81, cop.normal_forces
+
+
+def _by_stamp(path, topics):
+    """{topic: {stamp [ns]: decoded message}} of ``topics`` in the MCAP."""
+    out = {t: {} for t in topics}
+    with open(path, 'rb') as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        for _, channel, _, msg in reader.iter_decoded_messages(topics=list(topics)):
+            stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+            out[channel.topic][stamp] = msg
+    return out
+
+
+def _inside_margin(polygon, x, y):
+    """Signed distance of (x, y) to a convex counter-clockwise polygon [(x, y)] (> 0
+    inside): written here, not the node's code."""
+    best = np.inf
+    for (ax, ay), (bx, by) in zip(polygon, polygon[1:] + polygon[:1]):
+        ex, ey = bx - ax, by - ay
+        best = min(best, (ex * (y - ay) - ey * (x - ax)) / np.hypot(ex, ey))
+    return best
+
+
+def test_zmp_and_capture_point_of_the_squat(icub_run):
+    """The node's ZMP is the motion's and inside the support polygon; its capture point is
+    the CoM moved by v / omega; ~/stability_margin agrees with the other outputs."""
+    out, summary, _ = icub_run
+    balance = summary['balance']
+    # the motion's ZMP (its contact wrenches summed, on the ground), ticks in sync
+    assert balance['zmp_error_max_m'] is not None and balance['zmp_error_max_m'] < 1e-9
+    assert abs(balance['ticks_with_zmp'] - summary['ticks_answered']) <= 2, balance
+    topics = [f'{NODE}/{t}' for t in ('zmp', 'capture_point', 'com', 'centroidal_momentum',
+                                      'forward_dynamics', 'support_polygon',
+                                      'stability_margin')]
+    data = _by_stamp(out / 'kin_dyn_demo.mcap', topics)
+    zmp, cp, com, momentum, fd, polygons, margins = (data[t] for t in topics)
+    # the feet never move: one support polygon all along (the hull of the soles' 8 corners;
+    # geometry_msgs/Point32: float32) on the ticks computed from their own odometry (another
+    # tick's odometry with this tick's joints puts the feet elsewhere by some 10 um)
+    fresh = [s for s in polygons if s in fd and fd[s].odometry_age == 0.0]
+    assert fresh, 'no ~/support_polygon of a tick in sync'
+    vertices = [np.array(sorted((p.x, p.y) for p in polygons[s].polygon.points))
+                for s in fresh]
+    assert len(vertices[0]) >= 4
+    for v in vertices[1:]:
+        np.testing.assert_allclose(v, vertices[0], atol=1e-6)
+    polygon = [(p.x, p.y) for p in polygons[fresh[0]].polygon.points]
+    inside = [_inside_margin(polygon, m.point.x, m.point.y) for m in zmp.values()]
+    assert min(inside) > 0.0, min(inside)          # this squat and sway stay well inside
+    assert balance['zmp_inside_share'] == 1.0
+    from kin_dyn_ros.demo.runner import Options, prepare_robot
+    mass = prepare_robot(Options()).kd.get_total_mass()      # the default iCub's
+    checked = 0
+    for stamp, point in cp.items():     # xi = c + v / omega, omega = sqrt(g / h), ground z = 0
+        if stamp not in com or stamp not in momentum or fd.get(stamp) is None \
+                or fd[stamp].odometry_age != 0.0:
+            continue
+        c = com[stamp].point
+        v = momentum[stamp].twist.linear
+        omega = np.sqrt(9.80665 / c.z)      # gravity of config/kin_dyn.yaml
+        np.testing.assert_allclose([point.point.x, point.point.y, point.point.z],
+                                   [c.x + v.x / mass / omega, c.y + v.y / mass / omega, 0.0],
+                                   atol=1e-9)
+        checked += 1
+    assert checked >= MIN_IN_SYNC * MIN_ANSWERED * summary['ticks_published']
+    for stamp, msg in margins.items():   # the node's margins: of its tick's outputs
+        assert list(msg.active_contacts) == ['l_sole', 'r_sole']
+        np.testing.assert_allclose([msg.zmp.x, msg.zmp.y], [zmp[stamp].point.x,
+                                                            zmp[stamp].point.y], atol=1e-12)
+        own = [(p.x, p.y) for p in polygons[stamp].polygon.points]
+        for point, value, flag in ((msg.com_projection, msg.margin, msg.inside),
+                                   (msg.zmp, msg.zmp_margin, msg.zmp_inside),
+                                   (msg.capture_point, msg.capture_point_margin,
+                                    msg.capture_point_inside)):
+            assert value == pytest.approx(_inside_margin(own, point.x, point.y), abs=1e-6)
+            assert flag and value > 0.0
 
 
 def test_plots_are_png_images(icub_run):

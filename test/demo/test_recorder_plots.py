@@ -1,6 +1,7 @@
 """Unit tests of the demo's recorder (MCAP, ros2msg schemas) and plots, without ROS."""
 
 import struct
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -9,8 +10,9 @@ from mcap_ros2.decoder import DecoderFactory
 from mcap_ros2._dynamic import serialize_dynamic
 
 from kin_dyn_ros.dynamics.contacts import convex_hull
+from kin_dyn_ros.demo.analysis import _balance, motion_zmp, polygon_margins
 from kin_dyn_ros.demo.plots import (Series, _busiest_joints, _with_gaps, joint_groups,
-                                    joint_label, plot_all)
+                                    joint_label, plot_all, plot_balance)
 from kin_dyn_ros.demo.recorder import SEPARATOR, McapRecorder, message_definition
 
 
@@ -77,11 +79,32 @@ def test_recorder_writes_cdr_that_decodes_with_its_schema(prefix, tmp_path):
                    for k in range(3)]
 
 
-def _series(n=4, k=200, equilibrium=True):
+SQUARE = np.array([[-0.05, -0.1], [0.1, -0.1], [0.1, 0.1], [-0.05, 0.1]])
+
+
+def _balance_fields(t, changing=False):
+    """Balance fields of a Series: ZMP and capture point swaying about the CoM, a support
+    polygon every 5th tick (moving when ``changing``), the node's margins every 10th."""
+    k = len(t)
+    com = np.stack([0.01 * np.sin(t), 0.02 * np.cos(t), 0.5 + 0.01 * t], axis=1)
+    zmp = com * [1.2, 1.2, 0.0]
+    cp = com * [1.1, 1.1, 0.0]
+    support_t = t[::5]
+    polygons = [SQUARE + (0.002 * i if changing else 0.0) for i in range(len(support_t))]
+    tick = polygon_margins(t, [com, zmp, cp], support_t, polygons)
+    return dict(zmp=zmp, capture_point=cp, motion_zmp=zmp[:, :2].copy(),
+                node_cop={"l_sole": np.tile([0.02, 0.07, 0.0], (k, 1)),
+                          "r_sole": np.tile([0.02, -0.07, 0.0], (k, 1))},
+                support_t=support_t, support_polygons=polygons, margin_t=t[::10],
+                stability_margins=tick[::10], margin_in_sync=t[::10] < 1.5,
+                tick_margins=tick)
+
+
+def _series(n=4, k=200, equilibrium=True, balance=True):
     t = np.arange(k) / 100.0
     acc = np.sin(t[:, None] * np.arange(1, n + 1))
     eq_t = t[::5] if equilibrium else np.zeros(0)
-    return Series(
+    return Series(**(_balance_fields(t) if balance else {}),
         t=t, joint_names=["l_hip_pitch", "l_knee", "r_shoulder_roll", "torso_yaw"][:n],
         com=np.stack([0.01 * np.sin(t), 0.02 * np.cos(t), 0.5 + 0.01 * t], axis=1),
         momentum=np.tile(np.arange(6.0), (k, 1)), gravity_torques=acc * 2.0, mass=30.0,
@@ -98,7 +121,8 @@ def _series(n=4, k=200, equilibrium=True):
 @pytest.mark.parametrize("equilibrium", [True, False])
 def test_plot_all_writes_png_images(tmp_path, equilibrium):
     paths = plot_all(_series(equilibrium=equilibrium), tmp_path)
-    assert set(paths) == {"com", "momentum", "gravity_torques", "forward_dynamics", "latency"}
+    assert set(paths) == {"com", "momentum", "gravity_torques", "forward_dynamics", "latency",
+                          "balance"}
     sizes = {}
     for name, path in paths.items():
         data = path.read_bytes()
@@ -161,3 +185,112 @@ def test_convex_hull():
     area = 0.5 * np.sum(hull[:, 0] * np.roll(hull[:, 1], -1) - np.roll(hull[:, 0], -1)
                         * hull[:, 1])
     assert area == pytest.approx(1.0)        # counter-clockwise
+
+
+def _png(path):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    return len(data), width, height
+
+
+@pytest.mark.parametrize("case", ["full", "changing polygon", "no balance topics",
+                                  "no stability_margin", "no zmp", "all ticks stale"])
+def test_plot_balance_with_or_without_its_topics(tmp_path, case):
+    s = _series(balance=case != "no balance topics")
+    if case == "changing polygon":
+        t = s.t
+        for name, value in _balance_fields(t, changing=True).items():
+            setattr(s, name, value)
+    elif case == "no stability_margin":      # e.g. equilibrium_rate 0
+        s.support_t, s.support_polygons = np.zeros(0), []
+        s.margin_t, s.stability_margins = np.zeros(0), np.zeros((0, 3))
+        s.margin_in_sync = np.zeros(0, bool)
+        s.tick_margins = np.full((len(s.t), 3), np.nan)
+    elif case == "no zmp":                    # no loaded contact
+        s.zmp[:], s.capture_point[:], s.motion_zmp[:] = np.nan, np.nan, np.nan
+        s.node_cop = {}
+        s.stability_margins[:, 1:] = -np.inf
+    elif case == "all ticks stale":
+        s.in_sync[:] = False
+        s.margin_in_sync[:] = False
+    size, width, height = _png(plot_balance(s, tmp_path / "balance.png"))
+    assert width >= 1500 and height >= 900 and size > 40_000, (size, width, height)
+
+
+def test_balance_series_defaults_are_empty():
+    s = _series(balance=False)
+    k = len(s.t)
+    assert s.zmp.shape == (k, 3) and np.isnan(s.zmp).all()
+    assert s.capture_point.shape == (k, 3) and s.motion_zmp.shape == (k, 2)
+    assert s.tick_margins.shape == (k, 3) and np.isnan(s.tick_margins).all()
+    assert s.stability_margins.shape == (0, 3) and s.margin_in_sync.shape == (0,)
+    assert s.support_polygons == [] and s.node_cop == {}
+
+
+def test_polygon_margins_use_the_latest_polygon():
+    t = np.array([0.0, 1.0, 2.0, 3.0])
+    points = np.array([[0.0, 0.0, 0.7], [0.0, 0.0, 0.7], [0.225, 0.0, 0.7], [np.nan] * 3])
+    shifted = SQUARE + [0.2, 0.0]
+    out = polygon_margins(t, [points, points[:, :2]], np.array([0.5, 1.5]), [SQUARE, shifted])
+    # t = 0 is before the first polygon: the first one serves; (0, 0) is 5 cm from the back
+    np.testing.assert_allclose(out[:2, 0], [0.05, 0.05])
+    np.testing.assert_allclose(out[2, 0], 0.075)    # in the shifted one (not the first: outside)
+    assert np.isnan(out[3]).all()                         # NaN point: NaN margin
+    np.testing.assert_array_equal(out[:, 0], out[:, 1])   # (k, 3) and (k, 2) alike
+    outside = polygon_margins(np.zeros(1), [np.array([[0.4, 0.0]])], np.zeros(1), [SQUARE])
+    np.testing.assert_allclose(outside, [[-0.3]])          # outside: minus the distance
+    empty = polygon_margins(np.zeros(1), [np.zeros((1, 2))], np.zeros(1), [np.zeros((0, 2))])
+    assert empty[0, 0] == -np.inf
+    assert np.isnan(polygon_margins(t, [points], np.zeros(0), [])).all()   # no polygon
+
+
+def _pose(x, y, z=0.0):
+    h = np.eye(4)
+    h[:3, 3] = [x, y, z]
+    return h
+
+
+def test_motion_zmp_of_the_summed_contact_wrenches():
+    feet = {"l": _pose(0.1, 0.1), "r": _pose(0.1, -0.1)}
+    sample = SimpleNamespace(contact_poses=feet, wrenches={
+        "l": np.array([0, 0, 100.0, 0, 0, 0]), "r": np.array([0, 0, 300.0, 0, 0, 0])})
+    np.testing.assert_allclose(motion_zmp([sample]), [[0.1, -0.05]])
+    # a moment about y at the left foot moves its CoP back by tau_y / f_z; a tangential force
+    # at a foot above the ground plane moves the ZMP by its height times f_x / f_z
+    tilted = SimpleNamespace(contact_poses={"l": _pose(0.0, 0.0, 0.02)}, wrenches={
+        "l": np.array([10.0, 0, 100.0, 0, 5.0, 0])})
+    np.testing.assert_allclose(motion_zmp([tilted]), [[-0.05 - 0.02 * 10 / 100, 0.0]])
+    up = SimpleNamespace(contact_poses=feet, wrenches={"l": np.array([0, 0, -1.0, 0, 0, 0])})
+    assert np.isnan(motion_zmp([up])).all()                # no normal force: undefined
+
+
+def _stamped(**fields):
+    return SimpleNamespace(**fields)
+
+
+def test_balance_fields_from_the_node_messages():
+    p = lambda x, y, z=0.0: SimpleNamespace(x=x, y=y, z=z)   # noqa: E731
+    stamps = [10, 20, 30]
+    stamp_tick = {10: 0, 20: 1, 30: 2, 40: 3}
+    outputs = {
+        "zmp": {10: _stamped(point=p(0.01, 0.02)), 30: _stamped(point=p(0.03, 0.04))},
+        "cop": {10: _stamped(contacts=["l_sole", "r_sole"], points=[p(0.1, 0.2), p(0, 0)],
+                             defined=[True, False], normal_forces=[300.0, 0.0])},
+        "support_polygon": {20: _stamped(polygon=_stamped(points=[p(*v) for v in SQUARE])),
+                            99: _stamped(polygon=_stamped(points=[]))},  # not ours: left out
+        "stability_margin": {20: _stamped(margin=0.05, zmp_margin=0.04,
+                                          capture_point_margin=-np.inf)},
+    }
+    out = _balance(outputs, stamps, stamp_tick, 10.0, ("l_sole", "r_sole"),
+                   np.array([0.0, 0.1, 0.2]), np.array([True, False, True]))
+    np.testing.assert_allclose(out["zmp"][[0, 2], :2], [[0.01, 0.02], [0.03, 0.04]])
+    assert np.isnan(out["zmp"][1]).all() and np.isnan(out["capture_point"]).all()
+    np.testing.assert_allclose(out["node_cop"]["l_sole"][0], [0.1, 0.2, 0.0])
+    assert np.isnan(out["node_cop"]["r_sole"]).all()          # undefined: NaN
+    assert np.isnan(out["node_cop"]["l_sole"][1:]).all()      # no message
+    np.testing.assert_allclose(out["support_t"], [0.1])
+    np.testing.assert_allclose(out["support_polygons"][0], SQUARE)
+    np.testing.assert_allclose(out["margin_t"], [0.1])
+    np.testing.assert_array_equal(out["stability_margins"], [[0.05, 0.04, -np.inf]])
+    np.testing.assert_array_equal(out["margin_in_sync"], [False])   # tick 1 is stale

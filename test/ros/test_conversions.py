@@ -28,6 +28,7 @@ from kin_dyn_ros.node.contact_mechanics import (INSIDE_RGBA, OUTSIDE_RGBA,  # no
 from kin_dyn_ros.node.inputs import TickInputs  # noqa: E402
 from kin_dyn_ros.node.diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
+from kin_dyn_ros.dynamics.balance import Balance, CentreOfPressure, Divergence  # noqa: E402
 from kin_dyn_ros.dynamics.contacts import GroundSupport  # noqa: E402
 from kin_dyn_ros.dynamics.quaternions import rotations_to_quaternions  # noqa: E402
 from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
@@ -293,9 +294,15 @@ def test_support_messages_come_from_templates(monkeypatch, n_points, inside):
     names = ('l_sole', 'r_sole')[:min(n_points, 2)]
     margin = -math.inf if not n_points else (0.25 if inside else -0.25)
     support = GroundSupport(names, (), None, points, 0.0, margin, inside, projection)
+    zmp, capture = rng.normal(size=3), rng.normal(size=3)
+    balance = None if not n_points else Balance(
+        names, (), (0,), None, CentreOfPressure(zmp, 100.0),
+        Divergence(capture + 1.0, capture, 3.0, 1.0))
+    margins = (-math.inf, -math.inf) if not n_points else (0.125, -0.5)
     stamp = Time(sec=7, nanosec=123)
     fast, slow = SupportMessages('map'), SupportMessages('map')
-    polygon, margin_msg = fast.polygon(support, stamp), fast.margin(support, stamp)
+    polygon = fast.polygon(support, stamp)
+    margin_msg = fast.margin(support, balance, margins, stamp)
     assert isinstance(polygon, bytes) and isinstance(margin_msg, bytes)
     polygon = deserialize_message(polygon, PolygonStamped)
     margin_msg = deserialize_message(margin_msg, StabilityMargin)
@@ -306,9 +313,14 @@ def test_support_messages_come_from_templates(monkeypatch, n_points, inside):
     assert margin_msg.margin == margin and margin_msg.inside == inside
     np.testing.assert_array_equal(xyz(margin_msg.com_projection), projection)
     assert tuple(margin_msg.active_contacts) == names
+    assert (margin_msg.zmp_margin, margin_msg.capture_point_margin) == margins
+    assert margin_msg.zmp_inside == (margins[0] >= 0) and not margin_msg.capture_point_inside
+    np.testing.assert_array_equal(xyz(margin_msg.zmp), zmp if n_points else np.zeros(3))
+    np.testing.assert_array_equal(xyz(margin_msg.capture_point),
+                                  capture if n_points else np.zeros(3))
     monkeypatch.setattr(SerializedTemplate, '_locate',       # every new template unusable
                         lambda *a: (b'\x00\x01\x00\x00', [np.zeros(0, np.intp)] * 3, False))
-    objects = slow.polygon(support, stamp), slow.margin(support, stamp)
+    objects = slow.polygon(support, stamp), slow.margin(support, balance, margins, stamp)
     assert isinstance(objects[0], PolygonStamped) and isinstance(objects[1], StabilityMargin)
     assert deserialize_message(serialize_message(objects[0]), PolygonStamped) == polygon
     assert deserialize_message(serialize_message(objects[1]), StabilityMargin) == margin_msg

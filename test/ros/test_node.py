@@ -38,6 +38,7 @@ from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E4
 from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
 from kin_dyn_ros.node.markers import FORCE_SCALE  # noqa: E402
 from kin_dyn_ros.node import KinDynNode  # noqa: E402
+from kin_dyn_ros.node.kin_dyn_node import MAX_DESCRIPTION_CHARS, PARSE_ERROR_CHARS  # noqa: E402
 from kin_dyn_ros.node.outputs import LATCHED_QOS  # noqa: E402
 from kin_dyn_ros_interfaces.msg import FloatingBaseState  # noqa: E402
 from kin_dyn_ros_interfaces.srv import GetDynamics, GetJacobian, GetMassMatrix  # noqa: E402
@@ -446,11 +447,13 @@ def test_bad_inputs_are_dropped_and_leave_the_state_unchanged(system, ref):
     # and probe with the odd joints again (unchanged values) and unknown names only
     probe = add_ms(stamp, 20.0)
     send_base_and_wrenches(system, case, probe)
-    rig.joint_states.publish(joint_state_msg(['nobody'], [3.0], stamp=add_ms(stamp, 19.0)))
+    nobody = [add_ms(stamp, 18.0), add_ms(stamp, 19.0)]     # no joint of the model: no tick
+    rig.joint_states.publish(joint_state_msg([], [], stamp=nobody[0]))
+    rig.joint_states.publish(joint_state_msg(['nobody'], [3.0], stamp=nobody[1]))
     rig.joint_states.publish(joint_state_msg(names[1::2], case.s[1::2], case.s_dot[1::2],
                                              case.tau[1::2], probe))
     after = rig.wait_outputs(probe)
-    for st in bad_stamps:
+    for st in bad_stamps + nobody:
         assert rig.find('com', st) is None          # bad JointStates made no tick
     assert_tf(after['tf'], ref, expected(ref, case))
     for key in ('com', 'momentum', 'gravity', 'forward_dynamics'):
@@ -476,6 +479,23 @@ def test_same_stamp_is_published_once_and_backwards_stamps_reset(system, ref):
     again = add_ms(past, 1.0)
     rig.joint_states.publish(joint_state_msg(names, case.s, case.s_dot, case.tau, again))
     rig.wait_outputs(again, ('tf',))
+
+
+def test_stamps_going_back_again_and_again_warn_once_per_period(system, ref, capfd):
+    """Two interleaved timelines (e.g. an unstamped publisher, stamped on arrival, beside a
+    simulator's): every other JointState goes back, each is published, the warning is
+    throttled (the node's throttle period is 5 s: at most one in this test)."""
+    rig = system.rig
+    case = make_case(ref, 12)
+    stamp, _ = send_case(system, case)
+    names, past = ref.joints_name_list, add_ms(stamp, -20_000.0)
+    capfd.readouterr()
+    stamps = [add_ms(t, k) for k in range(1, 6) for t in (stamp, past)]
+    for st in stamps:
+        rig.joint_states.publish(joint_state_msg(names, case.s, case.s_dot, case.tau, st))
+        rig.wait_outputs(st, ('com',))
+    assert rig.spin_until(lambda: False, timeout_s=0.2) is False     # logs flushed
+    assert capfd.readouterr().err.count('JointState stamp went back') <= 1
 
 
 def test_forward_dynamics_needs_every_effort_and_fresh_wrenches(system, ref):
@@ -780,6 +800,25 @@ def test_broken_description_is_rejected_and_a_new_one_reloads(system, ref, capfd
     res = node.set_parameters([Parameter('robot_description', value=by_param)])[0]
     assert res.successful, res.reason
     assert rig.spin_until(lambda: by_param in texts)
+
+
+def test_oversized_or_unparsable_descriptions_are_rejected_briefly(system):
+    """A description over MAX_DESCRIPTION_CHARS is rejected unparsed (a well-formed one of
+    20 MB would take minutes), and a parser's long error (every one of 3000 root links
+    named) is cut in the reply and the log."""
+    node = system.node
+    kept = node._model.kd
+    huge = '<robot name="huge">' + ' ' * MAX_DESCRIPTION_CHARS + '</robot>'
+    t0 = time.monotonic()
+    res = node.set_parameters([Parameter('robot_description', value=huge)])[0]
+    assert not res.successful and 'not parsed' in res.reason
+    assert time.monotonic() - t0 < 5.0
+    forest = '<robot name="forest">' + ''.join(f'<link name="l{i}"/>' for i in range(3000)) \
+        + '</robot>'
+    res = node.set_parameters([Parameter('robot_description', value=forest)])[0]
+    assert not res.successful and 'rejected robot_description' in res.reason
+    assert len(res.reason) < PARSE_ERROR_CHARS + 200
+    assert node._model.kd is kept                                 # the model is kept
 
 
 def test_ticks_wait_for_the_lock_and_services_do_not(ros_context):

@@ -123,6 +123,30 @@ def test_on_idle_runs_only_when_no_message_is_pending(pair):
     thread.stop()
 
 
+def test_on_idle_is_not_starved_by_a_stream_it_cannot_keep_up_with(pair):
+    """A backlog that takes longer than IDLE_MAX_S to take: on_idle still gets its call
+    within it (every IDLE_MAX_S of taking), not only once the backlog is gone."""
+    executor = pair[2]
+    got, idle_at = [], []
+
+    def slow(msg):
+        got.append(msg.data)
+        time.sleep(sensor_thread.IDLE_MAX_S / 2)       # two messages per period
+    thread, pub = wired(pair, lambda sub, exc: None, 'stream', slow,
+                        on_idle=lambda: idle_at.append(len(got)))
+    for k in range(10):
+        pub.publish(Int32(data=k))
+    spin_until(executor, lambda: False, timeout_s=1.0)     # delivered, not yet taken
+    thread.start()
+    try:
+        assert spin_until(executor, lambda: len(got) == 10)
+        during = [n for n in idle_at if n < 10]
+        assert during and during[0] <= 4         # within two periods, not after the 10th
+        assert len(during) >= 3                  # and again in the periods after
+    finally:
+        thread.stop()
+
+
 def test_on_idle_with_steps_left_is_called_again_without_waiting(pair, monkeypatch):
     """on_idle returning True (steps left) is called again at once, after taking what came
     meanwhile; returning False, the thread waits for input again. The wait is made 60 s

@@ -1,0 +1,123 @@
+"""The balance outputs of a tick, from its :class:`~..dynamics.balance.Balance`
+(``TickResult.balance``), world frame, stamped with the JointState's stamp:
+
+- ``~/zmp`` and ``~/capture_point`` (geometry_msgs/PointStamped): each tick while defined (a
+  contact active; for the capture point also the CoM above the ground plane);
+- ``~/cop`` (kin_dyn_ros_interfaces/CentresOfPressure): each tick while a contact is active,
+  the CoP of every contact of the node (``defined`` false and (0, 0, 0) for the others);
+- markers (a :class:`.markers.MarkerGroup` for ~/markers, :func:`balance_markers`): ns
+  ``cop`` id k (contact k, in ``contacts`` order), ns ``zmp`` id 0 and ns ``capture_point``
+  id 0, spheres coloured green inside the support polygon of their tick's active contacts,
+  red outside (grey without a polygon); DELETE while undefined.
+
+Messages come from serialised templates (:class:`.outputs.SerializedTemplate`; ~/cop one
+per set of defined contacts), like the other per-tick outputs.
+"""
+
+import functools
+
+import numpy as np
+from geometry_msgs.msg import Point, PointStamped
+from visualization_msgs.msg import Marker
+
+from kin_dyn_ros_interfaces.msg import CentresOfPressure
+
+from .conversions import stamp_fields, stamp_words, xyz_fields
+from .markers import MarkerGroup, make_marker
+from .outputs import SerializedTemplate, TemplateCache
+
+__all__ = ["BalanceMessages", "balance_markers", "MARKER_NAMESPACES"]
+
+MARKER_NAMESPACES = ("cop", "zmp", "capture_point")
+DIAMETERS = {"cop": 0.03, "zmp": 0.045, "capture_point": 0.045}     # [m]
+INSIDE_RGBA = (0.1, 0.8, 0.1, 1.0)
+OUTSIDE_RGBA = (0.9, 0.1, 0.1, 1.0)
+UNKNOWN_RGBA = (0.6, 0.6, 0.6, 1.0)     # no support polygon
+_ZERO = np.zeros(3)
+
+
+class PointMessage:
+    """A geometry_msgs/PointStamped in ``frame``, serialised once."""
+
+    def __init__(self, frame):
+        self.msg = PointStamped()
+        self.msg.header.frame_id = frame
+        self._template = SerializedTemplate(self.msg, xyz_fields([self.msg.point]),
+                                            stamp_fields(self.msg))
+
+    def render(self, point, stamp):
+        """The message of ``point`` (3,) [m] stamped ``stamp``: bytes, or the message."""
+        return self._template.render(point, stamp_words(stamp))
+
+
+class BalanceMessages:
+    """~/zmp, ~/capture_point and ~/cop of one node's ``contacts`` (names) in world ``frame``."""
+
+    def __init__(self, frame, contacts):
+        self._frame, self._contacts = frame, tuple(contacts)
+        self._zmp, self._capture_point = PointMessage(frame), PointMessage(frame)
+        self._cops = TemplateCache()
+
+    def zmp(self, balance, stamp):
+        """~/zmp, or None while undefined."""
+        zmp = balance.zmp
+        return None if zmp is None or zmp.point is None else self._zmp.render(zmp.point, stamp)
+
+    def capture_point(self, balance, stamp):
+        """~/capture_point, or None while undefined."""
+        d = balance.divergence
+        return None if d is None or d.capture_point is None \
+            else self._capture_point.render(d.capture_point, stamp)
+
+    def cops(self, balance, stamp):
+        """~/cop (all of the node's contacts), or None while no contact is active."""
+        if not balance.active:
+            return None
+        defined = tuple(cop.point is not None for cop in balance.cops)
+        template = self._cops.get(defined, lambda: self._cop_template(defined))
+        values = [cop.point if cop.point is not None else _ZERO for cop in balance.cops]
+        values.append([cop.normal_force for cop in balance.cops])
+        return template.render(np.concatenate(values), stamp_words(stamp))
+
+    def _cop_template(self, defined):
+        msg = CentresOfPressure(contacts=list(self._contacts), defined=list(defined),
+                                points=[Point() for _ in defined],
+                                normal_forces=[0.0] * len(defined))
+        msg.header.frame_id = self._frame
+        doubles = xyz_fields(msg.points) + [(msg, "normal_forces", len(defined))]
+        return SerializedTemplate(msg, doubles, stamp_fields(msg))
+
+
+def _colour(margin):
+    if margin is None:
+        return UNKNOWN_RGBA
+    return INSIDE_RGBA if margin >= 0.0 else OUTSIDE_RGBA
+
+
+def balance_markers(frame, stamp, balance, polygon):
+    """:class:`.markers.MarkerGroup` of the CoPs, the ZMP and the capture point of ``balance``
+    (see the module docstring), coloured by their place in ``polygon`` (a
+    :class:`~..dynamics.contacts.SupportPolygon`, or None: grey), world ``frame``."""
+    zmp = balance.zmp.point if balance.zmp is not None else None
+    d = balance.divergence
+    points = [cop.point for cop in balance.cops] + [zmp, d.capture_point if d else None]
+    margins = [None if p is None or polygon is None else polygon.margin(p) for p in points]
+    colours = tuple(_colour(m) for m in margins)
+    key = ("balance", frame, len(balance.cops), colours)
+    doubles = np.concatenate([_ZERO if p is None else p for p in points])
+    integers = (stamp.sec, stamp.nanosec) * len(points) + tuple(
+        Marker.DELETE if p is None else Marker.ADD for p in points)
+    return MarkerGroup(key, doubles, integers,
+                       functools.partial(_prototype, frame, len(balance.cops), colours))
+
+
+def _prototype(frame, n_contacts, colours):
+    """Markers of :func:`balance_markers` and their per-tick fields (positions; stamps and
+    actions)."""
+    kinds = [("cop", k) for k in range(n_contacts)] + [("zmp", 0), ("capture_point", 0)]
+    markers = [make_marker(ns, k, Marker.SPHERE, frame, rgba, (DIAMETERS[ns],) * 3)
+               for (ns, k), rgba in zip(kinds, colours)]
+    doubles = xyz_fields([m.pose.position for m in markers])
+    integers = [f for m in markers for f in stamp_fields(m)] + [(m, "action") for m in markers]
+    return markers, doubles, integers
+

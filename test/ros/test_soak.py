@@ -1,0 +1,51 @@
+"""The soak runner (bench/soak.py, issue 17) in its CI variant: the real node as a separate
+process under load at 250 Hz for 30 s, every fault once (--quick-schedule: worker kill,
+publisher restart, model reload and back, broken description, stamp jump, 1 s of bad input,
+parameter changes and back, SIGSTOP, service clients at 200 Hz each), every criterion of
+the runner asserted but the memory slope (too short to mean anything).
+
+250 Hz, not 1 kHz: the CI machine has 2 cores, shared by the node, the publisher, the
+receiver and the service clients (and whatever else runs): at 1 kHz the outputs outside the
+fault windows stay above 99 % only while the machine keeps up. The 20 MB robot_description of
+the bad-input burst is the runner's default, a well-formed URDF of ~900,000 links (the node
+rejects it unparsed: over MAX_DESCRIPTION_CHARS; parsing it took the executor ~2 minutes).
+
+Run:  source scripts/env.sh && python -m pytest test/ros/test_soak.py -q
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+from ros_helpers import use_loopback_domain
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+DURATION_S, RATE_HZ = 30, 250
+TIMEOUT_S = 150        # the run is ~45 s; a stuck node must not hang the suite
+
+
+def test_soak_quick_schedule(tmp_path):
+    domain = use_loopback_domain(226, 232)
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
+    env.pop('KIN_DYN_DOMAIN_AUTO', None)        # the runner keeps this domain
+    out = tmp_path / 'soak.json'
+    proc = subprocess.run(
+        [sys.executable, str(REPO / 'bench' / 'soak.py'), '--duration', str(DURATION_S),
+         '--rate', str(RATE_HZ), '--quick-schedule', '--no-memory-criterion',
+         '--big-description', 'links', '--json', str(out), '--keep-log', str(tmp_path)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+    report = proc.stdout + proc.stderr[-3000:]
+    assert out.exists(), report
+    figures = json.loads(out.read_text())
+    failed = {name: detail for name, (ok, detail) in figures['criteria'].items()
+              if ok is False}
+    assert not failed, f'criteria failed: {failed}\n{report}'
+    assert proc.returncode == 0, report
+    names = {w['name'] for w in figures['windows']}
+    assert names >= {'worker_kill', 'publisher_restart', 'reload_alt', 'reload_back',
+                     'broken_description', 'stamp_jump', 'bad_input', 'service_load',
+                     'parameters_set', 'parameters_back', 'sigstop'}, names
+    assert figures['correctness']['checked'] >= 100, figures['correctness']
+    assert all(r['recovery_s'] is not None for r in figures['recovery']), figures['recovery']
