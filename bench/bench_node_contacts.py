@@ -68,7 +68,8 @@ def main():
 
     import icub_models
     import rclpy
-    from geometry_msgs.msg import PointStamped, PolygonStamped
+    from geometry_msgs.msg import PointStamped, PolygonStamped, TwistStamped
+    from tf2_msgs.msg import TFMessage
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
     from rclpy.serialization import serialize_message
@@ -77,7 +78,7 @@ def main():
 
     from kin_dyn_ros.dynamics import KinDynComputations
     from kin_dyn_ros.node import KinDynNode
-    from kin_dyn_ros_interfaces.msg import CentresOfPressure, StabilityMargin
+    from kin_dyn_ros_interfaces.msg import CentresOfPressure, ForwardDynamics, StabilityMargin
     sys.path.insert(0, str(REPO / 'test' / 'ros'))
     from ros_helpers import joint_state_msg, odometry_msg, wrench_msg
 
@@ -98,13 +99,18 @@ def main():
                             (StabilityMargin, 'stability_margin'),
                             (JointState, 'equilibrium_torques'), (MarkerArray, 'markers'),
                             (JointState, 'gravity_torques'), (PointStamped, 'zmp'),
-                            (PointStamped, 'capture_point'), (CentresOfPressure, 'cop')):
-        helper.create_subscription(msg_type, f'/kin_dyn_node/{topic}', lambda m: None, 10)
+                            (PointStamped, 'capture_point'), (CentresOfPressure, 'cop'),
+                            (PointStamped, 'com'), (TwistStamped, 'centroidal_momentum'),
+                            (ForwardDynamics, 'forward_dynamics'), (TFMessage, '/tf')):
+        name = topic if topic.startswith('/') else f'/kin_dyn_node/{topic}'
+        helper.create_subscription(msg_type, name, lambda m: None, 10)
     executor = SingleThreadedExecutor()
     executor.add_node(helper)
     executor.add_node(node)
     deadline = time.monotonic() + 5.0
-    while node._pub.markers.get_subscription_count() == 0 and time.monotonic() < deadline:
+    while (not all(p.get_subscription_count() for p in (node._pub.markers, node._pub.tf,
+                                                         node._pub.forward_dynamics))
+           and time.monotonic() < deadline):
         executor.spin_once(timeout_sec=0.05)
     gc.freeze()         # as the node's main() does: the model's objects out of collections
     mech = node._mechanics

@@ -333,7 +333,8 @@ class KinDynNode(Node):
             return
         start, start_cpu = time.perf_counter(), time.thread_time()
         try:
-            tick = self._ticker.compute(inputs)
+            tick = self._ticker.compute(inputs,
+                                        self._pub.forward_dynamics.get_subscription_count() > 0)
         except ValueError as exc:
             self._log.warning("tick", f"tick skipped: {exc}")
             return
@@ -345,14 +346,19 @@ class KinDynNode(Node):
         self._schedule_mechanics(tick)
 
     def _publish(self, tick):
+        """The tick's outputs, each only while something subscribes (work nobody reads is
+        not done; a new subscriber gets the next tick's)."""
         settings, msgs, pub = self._settings, self._model.messages, self._pub
         result, stamp = tick.result, tick.stamp
-        if settings.publish_tf:
+        if settings.publish_tf and pub.tf.get_subscription_count():
             pub.tf.publish(msgs.tf(result, stamp, settings.publish_base_tf and tick.have_base))
-        pub.com.publish(msgs.com_point(result, stamp))
-        pub.momentum.publish(msgs.centroidal_momentum(result, stamp))
-        pub.gravity.publish(msgs.gravity_torques(result, stamp))
-        if result.base_acceleration is not None:
+        if pub.com.get_subscription_count():
+            pub.com.publish(msgs.com_point(result, stamp))
+        if pub.momentum.get_subscription_count():
+            pub.momentum.publish(msgs.centroidal_momentum(result, stamp))
+        if pub.gravity.get_subscription_count():
+            pub.gravity.publish(msgs.gravity_torques(result, stamp))
+        if result.base_acceleration is not None:     # (computed only while subscribed)
             pub.forward_dynamics.publish(msgs.forward_dynamics_msg(result, stamp, tick.inputs))
         self._publish_balance(result, stamp)
         if (settings.publish_markers and self._markers_due()

@@ -62,10 +62,11 @@ class TickComputer:
         self._fixed_base = settings.base_pose
         self._complete = False             # every joint received at least once
 
-    def compute(self, sensors):
+    def compute(self, sensors, forward_dynamics=True):
         """The :class:`Tick` of the merged joint states of ``sensors``
-        (:class:`.inputs.SensorInputs`) at its latest JointState's stamp; ValueError from the
-        core (the tick is then skipped)."""
+        (:class:`.inputs.SensorInputs`) at its latest JointState's stamp, with forward
+        dynamics when ``forward_dynamics`` (something reads it) and the settings allow;
+        ValueError from the core (the tick is then skipped)."""
         s, s_dot = sensors.merger.state()
         inputs = sensors.for_tick(sensors.joint_state_stamp_ns, self.contacts,
                                   self._settings.wrench_timeout)
@@ -73,7 +74,7 @@ class TickComputer:
             self._log.warning(f"stale {contact}", f"wrench of '{contact}' older than "
                               f"wrench_timeout: left out of forward dynamics")
         w_H_b, nu, have_base = self._base_state(inputs.odometry, s, s_dot)
-        tau, fd_note = self._torques(sensors.merger)
+        tau, fd_note = self._torques(sensors.merger, forward_dynamics)
         result = self.kd.compute_tick(w_H_b, s, nu, s_dot, tau, inputs.wrenches,
                                       self._geometry, self._settings.contact_force_threshold)
         if result.forward_dynamics_error:   # the other outputs are still published
@@ -104,7 +105,7 @@ class TickComputer:
                                              settings.representation)
         return w_H_b, nu, True
 
-    def _torques(self, merger):
+    def _torques(self, merger, wanted):
         """(measured joint torques (n,) for forward dynamics or None, why not)."""
         if not self._complete:
             missing = merger.missing
@@ -114,6 +115,8 @@ class TickComputer:
                                   f"default_joint_position: {missing}")
         if not self._settings.publish_forward_dynamics:
             return None, "disabled (publish_forward_dynamics: false)"
+        if not wanted:
+            return None, "not computed: nothing subscribes to ~/forward_dynamics"
         if not merger.efforts_complete:
             note = "skipped: efforts not received for every joint"
             self._log.info("no efforts", f"forward dynamics {note}")

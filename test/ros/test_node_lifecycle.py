@@ -17,14 +17,17 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import PointStamped
 from sensor_msgs.msg import JointState
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ros_helpers import (MIMIC_URDF, Rig, joint_state_msg,  # noqa: E402
-                         module_namespace, use_loopback_domain)
+                         module_namespace, spin_until, use_loopback_domain)
 
 from kin_dyn_ros.dynamics import KinDynComputations  # noqa: E402
 from kin_dyn_ros.node import KinDynNode, sensor_thread  # noqa: E402
+from kin_dyn_ros_interfaces.msg import ForwardDynamics  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -197,4 +200,53 @@ def test_the_fast_clock_reads_the_clock_and_falls_back_without_its_handle(contex
             after = clock.now().nanoseconds
             assert before <= got <= after
     finally:
+        node.destroy_node()
+
+
+def test_outputs_nobody_subscribes_to_are_not_computed(context):
+    """An output without a subscriber is neither rendered nor published, and forward
+    dynamics is not computed while nothing reads ~/forward_dynamics (the tick says why);
+    a subscriber that comes gets the following ticks' messages."""
+    namespace = f'{NAMESPACE}/unread'
+    node = KinDynNode(context=context, namespace=namespace, parameter_overrides=[
+        Parameter('robot_description', value=MIMIC_URDF), *PARAMS])
+    helper = rclpy.create_node('helper', namespace=namespace, context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(helper)
+    rendered = []
+    messages = node._model.messages
+    for name in ('com_point', 'gravity_torques', 'forward_dynamics_msg'):
+        method = getattr(messages, name)
+        setattr(messages, name, lambda *a, _m=method, _n=name: rendered.append(_n) or _m(*a))
+    pub = helper.create_publisher(JointState, 'joint_states', qos_profile_sensor_data)
+    got = {'com': [], 'forward_dynamics': []}
+    helper.create_subscription(PointStamped, 'kin_dyn_node/com', got['com'].append, 10)
+
+    def tick(k):
+        pub.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], [0.0, 0.0], [0.5, -0.2],
+                                    stamp=Time(sec=100 + k)))
+        return spin_until(executor, lambda: node._last_tick is not None
+                          and node._last_tick.stamp.sec == 100 + k)
+    try:
+        assert spin_until(executor, lambda: node._pub.com.get_subscription_count() == 1)
+        assert spin_until(executor, lambda: pub.get_subscription_count() == 1)
+        assert tick(0)
+        assert node._last_tick.result.base_acceleration is None
+        assert 'nothing subscribes to ~/forward_dynamics' in node._last_tick.fd_note
+        assert 'com_point' in rendered
+        assert 'gravity_torques' not in rendered and 'forward_dynamics_msg' not in rendered
+        helper.create_subscription(ForwardDynamics, 'kin_dyn_node/forward_dynamics',
+                                   got['forward_dynamics'].append, 10)
+        assert spin_until(executor,
+                          lambda: node._pub.forward_dynamics.get_subscription_count() == 1)
+        assert tick(1)
+        assert node._last_tick.result.base_acceleration is not None
+        assert node._last_tick.fd_note == '' and 'forward_dynamics_msg' in rendered
+        assert spin_until(executor, lambda: any(m.header.stamp.sec == 101
+                                                for m in got['forward_dynamics']))
+        assert 'gravity_torques' not in rendered
+    finally:
+        executor.shutdown()
+        helper.destroy_node()
         node.destroy_node()
