@@ -161,6 +161,12 @@ class EquilibriumWorker:
         return self._in_flight is not None
 
     @property
+    def expecting(self):
+        """True while :meth:`poll` may have something to give: an answer in flight, or a
+        start-up error not yet reported."""
+        return self._in_flight is not None or self._start_error is not None
+
+    @property
     def running(self):
         """True while the worker process runs."""
         return self._process is not None and self._process.poll() is None

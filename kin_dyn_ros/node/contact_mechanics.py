@@ -350,15 +350,26 @@ class ContactMechanics:
         self._margin_pub.publish(self._messages.margin(self._support, self._balance,
                                                        self._margins, self._stamp))
 
+    def has_work(self, stamp):
+        """Whether the tick of ``stamp`` has contact mechanics to do (:meth:`steps`): the
+        support due, or an answer of the worker to take. Most ticks have none: the node then
+        schedules no steps for them."""
+        return bool(self._contacts) and (self._worker.expecting
+                                         or self._is_due(stamp_to_ns(stamp)))
+
+    def _is_due(self, t):
+        """Whether a tick of stamp ``t`` [ns] is due (:meth:`_due`), without taking its turn."""
+        if self._settings.equilibrium_rate <= 0.0:
+            return False
+        period, due = int(1e9 / self._settings.equilibrium_rate), self._next_ns
+        return due is None or not due - period <= t < due
+
     def _due(self, t):
         """At most equilibrium_rate ticks per second of stamps ``t`` [ns] (the phase is kept;
         a stamp going back restarts)."""
-        rate = self._settings.equilibrium_rate
-        if rate <= 0.0:
+        if not self._is_due(t):
             return False
-        period, due = int(1e9 / rate), self._next_ns
-        if due is not None and due - period <= t < due:
-            return False
+        period, due = int(1e9 / self._settings.equilibrium_rate), self._next_ns
         self._next_ns = due + period if due is not None and t - due < period else t + period
         return True
 

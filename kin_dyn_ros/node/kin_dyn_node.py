@@ -414,6 +414,8 @@ class KinDynNode(Node):
         on_thread = self._sensors is not None and self._sensors.is_current()
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self._finish_deferred()
+        if not self._mechanics.has_work(tick.stamp):
+            return                # (most ticks: neither due nor awaiting the worker)
         state = tick.state
         steps = self._mechanics.steps(self._model.kd, tick.result, state.s, tick.stamp)
         if self._deferred is not None and self._begun:
