@@ -15,7 +15,13 @@ reported.  Inputs are prepared once in each library's native form (Pinocchio's q
 quaternion and its own joint order, iDynTree's frame indices); what a library must do per
 call (iDynTree's ``setRobotState``, building Pinocchio's ``fext``) is inside the timing.
 
-Run:  python bench/bench_core.py [--quick] [--markdown]
+With ``--model URDF`` (repeatable; a path or g1, talos, talos_reduced of example-robot-data, see
+bench/models.py) the per-tick call is also timed against Pinocchio on that robot, in the same
+interleaved passes, and a table gives every robot's ratio against issue 22's targets (<= 2.5x
+Pinocchio on iCub, <= 4x on the others). The growth table ends with the fitted exponent of the
+per-tick time against the number of joints.
+
+Run:  python bench/bench_core.py [--quick] [--markdown] [--model g1 --model talos]
 """
 
 import argparse
@@ -53,8 +59,12 @@ from adam.numpy import KinDynComputations as AdamKinDyn  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
 sys.path.insert(0, str(REPO / "test" / "support"))  # random_tree: test support, not installed
 from random_tree import random_tree_urdf  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from models import NAMED, model_label, model_path, model_text  # noqa: E402  (bench/models.py)
 
 GRAVITY = np.array([0.0, 0.0, -9.80665])
+# issue 22: compute_tick within these multiples of Pinocchio's time for the same set
+TICK_TARGET_ICUB, TICK_TARGET_OTHER = 2.5, 4.0
 RTOL = 1e-9  # agreement: max|ours - ref| <= RTOL * max|ref|
 ICUB = "iCubGazeboV2_5"
 FRAME = "l_sole"  # frame of the single-frame calls (a fixed-joint child at the end of a leg)
@@ -669,6 +679,37 @@ def finite_difference_checks(icub, st):
 # ----------------------------------------------------------------------------- the per-tick call
 
 
+def model_feet(text, frames):
+    """Two foot frames of a model for the per-tick wrenches: the demo's guess from the link
+    names (kin_dyn_ros.demo.feet), else the first two frames."""
+    try:
+        from kin_dyn_ros.demo.feet import guess_feet
+        return tuple(guess_feet(text))
+    except Exception:  # no foot names (an arm) or the demo's module unavailable
+        return tuple(frames[:2])
+
+
+def build_model_tick(name, seed):
+    """(label, joints, frames, feet, {variant: {lib: fn}}, check) of ``name`` (a URDF path or a
+    name of bench/models.py): ours (BODY_FIXED and MIXED) and Pinocchio on the same
+    axis-normalized text, at a random state of that model."""
+    text = normalize_axes(model_text(name))
+    ours = KinDynComputations(text)
+    ours.set_frame_velocity_representation(Representations.BODY_FIXED_REPRESENTATION)
+    ours_m = KinDynComputations(text)
+    joints = ours.joints_name_list
+    P = Pin(text, joints, ours.model.root_link)
+    feet = model_feet(text, ours.frame_names)
+    st = make_state(text, joints, seed)
+    fns, check = tick_functions(ours, ours_m, P, None, joints, st, feet)
+    return model_label(name), joints, ours.frame_names, feet, fns, check
+
+
+def fitted_exponent(ns, ts):
+    """k of t ~ c n^k, least squares on log t against log n."""
+    return float(np.polyfit(np.log(ns), np.log(ts), 1)[0])
+
+
 def tick_functions(ours, ours_m, P, I, joints, st, feet, idt_all_frames=None):
     """{variant: {lib: fn}} and {lib: fn -> dict of arrays for the agreement check}."""
     n = len(joints)
@@ -854,7 +895,18 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="few repetitions (smoke run)")
     ap.add_argument("--markdown", action="store_true", help="print the tables as Markdown")
     ap.add_argument("--seed", type=int, default=7, help="seed of the benchmark state")
+    ap.add_argument("--model", action="append", default=[], metavar="URDF",
+                    help="also time compute_tick against Pinocchio on this robot (a URDF path, "
+                    "or g1 (29 joints), talos (44), talos_reduced (32) from example-robot-data: "
+                    "bench/models.py); repeatable")
     args = ap.parse_args(argv)
+    for name in args.model:
+        try:
+            found = model_path(name)
+        except FileNotFoundError as exc:
+            ap.error(f"--model {name}: {exc}")
+        if not found.is_file():
+            ap.error(f"--model {name}: no such file (a URDF path, or one of {', '.join(NAMED)})")
     opts = argparse.Namespace(
         passes=1 if args.quick else 3, repeats=3 if args.quick else 12, adam_repeats=1 if args.quick else 3,
         target=0.002 if args.quick else 0.008, adam_target=0.0,
@@ -902,6 +954,13 @@ def main(argv=None):
     fns, check = tick_functions(ours, ours_m, P, I, joints, st, FEET, idt_all_frames=list(ours.frame_names))
     tick_errs = check()
     ticks = [(variant, timer.add(f)) for variant, f in fns.items()]
+
+    # ---- per-tick on other robots (--model)
+    models = []
+    for name in args.model:
+        label, m_joints, m_frames, m_feet, m_fns, m_check = build_model_tick(name, args.seed)
+        models.append((label, len(m_joints), len(m_frames), m_feet, m_check(),
+                       timer.add(m_fns["compute_tick"])))
 
     # ---- cost growth
     growth = []
@@ -956,10 +1015,35 @@ def main(argv=None):
         t_o, t_p = res["ours"][0], res["pin"][0]
         tick_ratio = tick_ratio or t_o / t_p
         tick_rows.append([variant, cell(res, "ours"), cell(res, "ours_mixed"), cell(res, "pin"), cell(res, "idt"),
-                          ratio(t_o, t_p), "met" if t_o <= 10 * t_p else "MISSED", agrees_cell(tick_errs)])
+                          ratio(t_o, t_p), "met" if t_o <= TICK_TARGET_ICUB * t_p else "MISSED",
+                          agrees_cell(tick_errs)])
     print_table(["per-tick set", "ours µs", "ours MIXED µs", "Pinocchio µs", "iDynTree µs", "ours/pin",
-                 "<=10x pin", "agrees"], tick_rows, md, "per-tick call, iCub (min / median µs per call)")
+                 f"<={TICK_TARGET_ICUB:g}x pin", "agrees"], tick_rows, md,
+                "per-tick call, iCub (min / median µs per call)")
     print_notes(TICK_SETS, md)
+
+    # ---- per-tick on every robot (iCub and --model)
+    res = Timer.result(ticks[0][1])
+    robot_rows = [[ICUB, str(len(joints)), str(len(ours.frame_names)), " ".join(FEET), cell(res, "ours"),
+                   cell(res, "ours_mixed"), cell(res, "pin"), ratio(res["ours"][0], res["pin"][0]),
+                   ratio(res["ours_mixed"][0], res["pin"][0]), f"{TICK_TARGET_ICUB:g}x",
+                   "met" if res["ours"][0] <= TICK_TARGET_ICUB * res["pin"][0] else "MISSED",
+                   agrees_cell(tick_errs)]]
+    verdicts = [(ICUB, res["ours"][0] / res["pin"][0], TICK_TARGET_ICUB)]
+    for label, nj, nf, feet, errs, row in models:
+        res = Timer.result(row)
+        r_o, r_p = res["ours"][0], res["pin"][0]
+        robot_rows.append([label, str(nj), str(nf), " ".join(feet), cell(res, "ours"), cell(res, "ours_mixed"),
+                           cell(res, "pin"), ratio(r_o, r_p), ratio(res["ours_mixed"][0], r_p),
+                           f"{TICK_TARGET_OTHER:g}x", "met" if r_o <= TICK_TARGET_OTHER * r_p else "MISSED",
+                           agrees_cell(errs)])
+        verdicts.append((label, r_o / r_p, TICK_TARGET_OTHER))
+    print_table(["robot", "joints", "links", "wrenches on", "ours µs", "ours MIXED µs", "Pinocchio µs",
+                 "ours/pin", "MIXED/pin", "target", "met", "agrees"], robot_rows, md,
+                "compute_tick vs Pinocchio's same set, per robot (BODY_FIXED; min / median µs per call)")
+    print("\nsame set as the iCub table (joint_transforms read; Pinocchio places every frame); targets "
+          f"(issue 22): <= {TICK_TARGET_ICUB:g}x Pinocchio on iCub, <= {TICK_TARGET_OTHER:g}x on the others."
+          + ("" if models else " Add robots with --model (e.g. --model g1 --model talos)."))
 
     # ---- growth table
     growth_rows, prev = [], None
@@ -974,10 +1058,26 @@ def main(argv=None):
                 growth_rows, md, "per-tick cost growth, random branching trees (BODY_FIXED, min / median µs)")
     print("\ntrees: random_tree_urdf(n, seed=n, branching=True, joint_types=(revolute, prismatic), n_fixed=4),"
           " axes normalized; wrenches on frame_000 and frame_001. t(2n)/t(n): 2 = O(n), 4 = O(n^2).")
+    ns = np.array([nj for nj, _, _ in growth], float)
+    t_o = np.array([Timer.result(row)["ours"][0] for _, _, row in growth])
+    t_p = np.array([Timer.result(row)["pin"][0] for _, _, row in growth])
+    upper = ns >= 32
+    k_all, k_up = fitted_exponent(ns, t_o), fitted_exponent(ns[upper], t_o[upper])
+    # without the fixed per-call cost: t - t(8) (the smallest tree's time stands for it)
+    k_net = fitted_exponent(ns[upper], t_o[upper] - t_o[0])
+    growth_ok = k_up <= 2.0 and k_net <= 2.0
+    print(f"fitted exponent k of t ~ n^k, ours: {k_all:.2f} over {int(ns[0])}-{int(ns[-1])} joints, "
+          f"{k_up:.2f} over 32-{int(ns[-1])}, {k_net:.2f} over 32-{int(ns[-1])} after subtracting t({int(ns[0])}) "
+          f"(the fixed per-call cost); Pinocchio: {fitted_exponent(ns, t_p):.2f} and "
+          f"{fitted_exponent(ns[upper], t_p[upper]):.2f}. Target (issue 22): O(n) to O(n^2), k <= 2: "
+          f"{'met' if growth_ok else 'MISSED'}")
 
     print(f"\nsummary: standalone calls >= 100x faster than adam-NumPy: "
           f"{'all' if not misses else 'missed on ' + ', '.join(misses)}; "
-          f"compute_tick / Pinocchio's per-tick set = {tick_ratio:.1f}x (target <= 10x); "
+          f"compute_tick / Pinocchio's per-tick set: "
+          + ", ".join(f"{label} {r:.2f}x (<= {tgt:g}x: {'met' if r <= tgt else 'MISSED'})"
+                      for label, r, tgt in verdicts)
+          + f"; growth exponent {k_up:.2f} over 32-{int(ns[-1])} joints ({'met' if growth_ok else 'MISSED'}); "
           f"total run {time.perf_counter() - t_start:.0f} s")
 
 

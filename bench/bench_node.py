@@ -85,10 +85,26 @@ process, over the whole run) p50/p99/max; and whether the target holds: every pe
 output's p99 with clients within 0.5 ms of its p99 without, and none later than 5 ms. Needs
 iCub's l_sole and r_sole (not for ``--model``).
 
+``--floor [MODE ...]`` (issue 22) also starts, in the same invocation, a minimal rclpy node
+per MODE (bench/floor_node.py, in a namespace of its own: its topics are the node's under
+/kin_dyn_floor_MODE) that takes the same inputs (odometry, wrenches, JointStates) and
+publishes the same five per-tick messages (/tf, ~/com, ~/centroidal_momentum,
+~/gravity_torques, ~/forward_dynamics) as bytes prepared at start-up with only the stamps
+patched in: no dynamics. MODE ``thread`` (the default) takes them as the node does (its
+sensor thread), ``spin`` with rclpy.spin, ``events`` with rclpy's EventsExecutor. Each rate
+is measured on the node and on every floor in turn (the order rotating between repetitions:
+node, floor; floor, node; ...), each floor's CPU per JointState measured as the node's, and
+after each group compute_tick is timed in this process on the same model and state (thread
+CPU time, one call per ms as the node ticks, and back to back), with Pinocchio's crba of
+iCub as the machine's speed gauge. bench/floor_bench.py prints every run (received share,
+worst output's p50/p99, CPU per JointState, load), then pooled per rate: our CPU, the
+floor's, compute_tick's, and (ours - floor) / compute_tick against 1.2.
+``--model`` also takes g1, talos or talos_reduced (example-robot-data; bench/models.py).
+
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
         [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
         [--node-prefix COMMAND] [--probe] [--model URDF] [--dump FILE.json]
-        [--publisher-per-rate] [--service-load]
+        [--publisher-per-rate] [--service-load] [--floor [thread spin events]]
 """
 
 import argparse
@@ -105,6 +121,10 @@ import threading
 import time
 
 import numpy as np
+
+from floor_bench import FloorProcess, TickTimer, print_floor    # bench/, beside this file
+from floor_node import MODES as FLOOR_MODES
+from models import model_label, model_text
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 NODE = 'kin_dyn_node'
@@ -139,6 +159,13 @@ def per_tick_outputs():
     return [k for k in OUTPUTS if k not in RATE_LIMITED]
 
 
+def floor_topic(namespace, topic):
+    """``topic`` of the node (/tf, /kin_dyn_node/...) as a --floor node in ``namespace``
+    publishes it ('' : the node's own)."""
+    ns = namespace.strip('/')
+    return f'/{ns}{topic}' if ns else topic
+
+
 def loopback_env():
     from kin_dyn_ros.loopback import set_loopback_environment   # the distribution's variables
     set_loopback_environment()
@@ -146,20 +173,20 @@ def loopback_env():
 
 
 def model_urdf(path=None):
-    """The URDF text of ``path``, or of iCubGazeboV2_5 (icub-models) when None."""
-    if path:
-        return pathlib.Path(path).read_text()
-    import icub_models
-    return pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
+    """The URDF text of ``path`` (or a name of bench/models.py: g1, talos, ...), or of
+    iCubGazeboV2_5 (icub-models) when None."""
+    return model_text(path)
 
 
 # -- the publisher process ---------------------------------------------------------------------
-def publish(duration, aux_rate, model=None):
+def publish(duration, aux_rate, model=None, namespaces=('',)):
     """The publisher process. Wait for the node's joint_states subscription and 1 s more of
-    discovery, print "ready"; then for each rate [Hz] read from stdin, publish JointStates of
-    every joint of ``model`` (a URDF path, None: iCub) at that rate for ``duration`` s, and
-    odometry of its root link and both foot wrenches at ``aux_rate``, and print {"sent",
-    "first_ns", "last_ns"} as JSON. Ends with stdin."""
+    discovery, print "ready"; then for each line "RATE [TARGET]" read from stdin, publish
+    JointStates of every joint of ``model`` (a URDF path, None: iCub) at RATE [Hz] for
+    ``duration`` s, and odometry of its root link and both foot wrenches at ``aux_rate``,
+    and print {"sent", "first_ns", "last_ns"} as JSON. ``namespaces``: one set of topics
+    per namespace ('': the node's; others: --floor nodes'), TARGET the index of the one to
+    publish on (default 0). Ends with stdin."""
     import rclpy
     from geometry_msgs.msg import WrenchStamped
     from nav_msgs.msg import Odometry
@@ -172,12 +199,17 @@ def publish(duration, aux_rate, model=None):
     node = rclpy.create_node('kin_dyn_bench_publisher', start_parameter_services=False)
     kd = KinDynComputations(model_urdf(model))
     names = kd.joints_name_list
-    js_pub = node.create_publisher(JointState, 'joint_states', qos_profile_sensor_data)
-    odom_pub = node.create_publisher(Odometry, 'odom', qos_profile_sensor_data)
-    wrench_pubs = [node.create_publisher(WrenchStamped, f'{c}/wrench', qos_profile_sensor_data)
-                   for c in ('l_sole', 'r_sole')]
+    sets = []       # (joint_states, odometry, [wrenches]) per namespace
+    for ns in namespaces:
+        base = f'/{ns.strip("/")}/' if ns.strip('/') else ''
+        sets.append((
+            node.create_publisher(JointState, base + 'joint_states', qos_profile_sensor_data),
+            node.create_publisher(Odometry, base + 'odom', qos_profile_sensor_data),
+            [node.create_publisher(WrenchStamped, f'{base}{c}/wrench', qos_profile_sensor_data)
+             for c in ('l_sole', 'r_sole')]))
     deadline = time.monotonic() + 10.0
-    while js_pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+    while (any(js.get_subscription_count() == 0 for js, _, _ in sets)
+           and time.monotonic() < deadline):
         time.sleep(0.01)
     time.sleep(1.0)    # let the rest of discovery settle
     rng = np.random.default_rng(0)
@@ -191,7 +223,10 @@ def publish(duration, aux_rate, model=None):
     wrench = WrenchStamped()
     wrench.wrench.force.z = 150.0
 
+    target = [0]
+
     def publish_aux():
+        _, odom_pub, wrench_pubs = sets[target[0]]
         stamp = odom.header.stamp
         stamp.sec, stamp.nanosec = divmod(time.time_ns(), 1_000_000_000)
         wrench.header.stamp = stamp
@@ -204,7 +239,10 @@ def publish(duration, aux_rate, model=None):
     data = bytearray(serialize_message(msg))
     print('ready', flush=True)
     for line in sys.stdin:
-        sent = publish_at(float(line), duration, aux_rate, js_pub, data, publish_aux)
+        rate, *which = line.split()
+        target[0] = int(which[0]) if which else 0
+        sent = publish_at(float(rate), duration, aux_rate, sets[target[0]][0], data,
+                          publish_aux)
         print(json.dumps(sent), flush=True)
     node.destroy_node()
     rclpy.try_shutdown()
@@ -236,17 +274,20 @@ def publish_at(rate, duration, aux_rate, js_pub, data, publish_aux):
 class Publisher:
     """A publisher process (this script with ``--publish``); :meth:`run` one rate."""
 
-    def __init__(self, duration, aux_rate, model=None):
+    def __init__(self, duration, aux_rate, model=None, namespaces=('',)):
+        self.namespaces = list(namespaces)
         self.proc = subprocess.Popen(
             [sys.executable, __file__, '--publish', '--duration', str(duration),
-             '--aux-rate', str(aux_rate), *(['--model', model] if model else [])],
+             '--aux-rate', str(aux_rate), *(['--model', model] if model else []),
+             '--namespaces', ','.join(self.namespaces)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=dict(os.environ))
         if self.proc.stdout.readline().strip() != 'ready':     # discovery: >= 1 s
             raise RuntimeError(f'the publisher process ended (exit {self.proc.wait()})')
 
-    def run(self, rate):
-        """Publish at ``rate`` for the duration; {"sent", "first_ns", "last_ns"}."""
-        self.proc.stdin.write(f'{rate}\n')
+    def run(self, rate, namespace=''):
+        """Publish at ``rate`` for the duration on the topics of ``namespace`` (one given at
+        construction; '': the node's); {"sent", "first_ns", "last_ns"}."""
+        self.proc.stdin.write(f'{rate} {self.namespaces.index(namespace)}\n')
         self.proc.stdin.flush()
         return json.loads(self.proc.stdout.readline())
 
@@ -534,7 +575,7 @@ class Receiver:
     of a core at 1 kHz, CPU the node under test then competes for.
     """
 
-    def __init__(self, node):
+    def __init__(self, node, floors=()):
         from rclpy.qos import QoSProfile
         from rclpy.subscription import Subscription
         from kin_dyn_ros.node.outputs import LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, TF_QOS
@@ -542,7 +583,10 @@ class Receiver:
         # the message info holds the middleware's reception time on Jazzy and newer
         self.with_info = hasattr(Subscription, 'CallbackType')
         self.thread = SensorThread(node, self._on_error, with_info=self.with_info)
-        self.records = {key: [] for key in OUTPUTS}
+        # per target ('': the node; a namespace: a --floor node's per-tick outputs)
+        self.all_records = {'': {key: [] for key in OUTPUTS}}
+        self.all_records.update({ns: {key: [] for key in per_tick_outputs()} for ns in floors})
+        self.target = ''
         # (stamp ns, ticks, mean [ms], max [ms], CPU max [ms]) from the node's diagnostics
         self.ticks = []
         node.create_subscription(output_types()['diagnostics'], '/diagnostics',
@@ -553,19 +597,27 @@ class Receiver:
                                  lambda *_: self.model_loaded.set(), LATCHED_QOS, raw=True,
                                  event_callbacks=NO_SUBSCRIPTION_EVENTS,
                                  callback_group=self.thread.group)
-        for key, (topic, offset) in OUTPUTS.items():
-            qos = TF_QOS if key == 'tf' else QoSProfile(depth=1000)
-            node.create_subscription(output_types()[key], topic, self._callback(key, offset),
-                                     qos, raw=True, event_callbacks=NO_SUBSCRIPTION_EVENTS,
-                                     callback_group=self.thread.group)
+        for ns, records in self.all_records.items():
+            for key in records:
+                topic, offset = OUTPUTS[key]
+                qos = TF_QOS if key == 'tf' else QoSProfile(depth=1000)
+                node.create_subscription(output_types()[key], floor_topic(ns, topic),
+                                         self._callback(records[key], offset), qos, raw=True,
+                                         event_callbacks=NO_SUBSCRIPTION_EVENTS,
+                                         callback_group=self.thread.group)
         self.thread.start()
+
+    @property
+    def records(self):
+        """{output key: [record, ...]} of the target measured now (:attr:`target`)."""
+        return self.all_records[self.target]
 
     @staticmethod
     def _on_error(sub, exc):
         print(f'receiver: {getattr(sub, "topic_name", "wait")}: {exc!r}', file=sys.stderr)
 
-    def _callback(self, key, offset):
-        records, unpack = self.records[key], struct.Struct('<iI').unpack_from
+    def _callback(self, records, offset):
+        unpack = struct.Struct('<iI').unpack_from
         if self.with_info:      # the middleware's reception and source times (wall clock)
             def callback(data, info):
                 sec, nsec = unpack(data, offset)
@@ -600,21 +652,26 @@ class Receiver:
                 max(t[4] for t in inside))
 
     def clear(self):
-        for r in self.records.values():
-            r.clear()
+        for records in self.all_records.values():
+            for r in records.values():
+                r.clear()
         self.ticks.clear()
 
 
-def measure(receiver, publisher, rate, node_pid=None, with_probe=False, load=None):
+def measure(receiver, publisher, rate, node_pid=None, with_probe=False, load=None,
+            namespace=''):
     """One run of ``publisher`` (a :class:`Publisher`) at ``rate``: a row of the table. With
-    ``load`` (a :class:`ServiceLoad`) its clients call during the run (row["services"])."""
+    ``load`` (a :class:`ServiceLoad`) its clients call during the run (row["services"]).
+    ``namespace``: '' measures the node; a --floor node's namespace measures that node
+    (``node_pid`` is then its process)."""
     from kin_dyn_ros.process_time import cpu_seconds    # of the node process
+    receiver.target = namespace
     receiver.clear()
     probes = start_probes(probe_cpus()) if with_probe else None
     if load is not None:
         load.start()
     cpu_before = cpu_seconds(node_pid)
-    sent = publisher.run(rate)
+    sent = publisher.run(rate, namespace)
     time.sleep(0.5)              # what is still in flight
     cpu_after = cpu_seconds(node_pid)
     services = load.stop() if load is not None else None
@@ -632,10 +689,12 @@ def measure(receiver, publisher, rate, node_pid=None, with_probe=False, load=Non
                     'p50': float(np.percentile(latency, 50)) if len(latency) else float('nan'),
                     'p99': float(np.percentile(latency, 99)) if len(latency) else float('nan'),
                     'split': latency_split(inside), 'latency': latency}
-    row['node_tick'] = receiver.tick_summary(first, sent['last_ns'] + int(0.5e9))
+    row['node_tick'] = (receiver.tick_summary(first, sent['last_ns'] + int(0.5e9))
+                        if not namespace else None)
     period_ms = 1e3 / rate
     row['sustained'] = all(row[k]['ratio'] >= 0.99 and row[k]['p99'] < 5 * period_ms
                            for k in per_tick_outputs())
+    row['target'], row['load'] = namespace, os.getloadavg()[0]
     if probes is not None:
         row['probe'] = probe_summary(probes, first, sent['last_ns'])
     if services is not None:
@@ -884,6 +943,36 @@ def run_rates(receiver, args, node_pid, load=None):
     return rows, records
 
 
+def run_floor_rates(receiver, args, node_pid, floors, timer):
+    """--floor: each of ``args.rates`` measured on the node and on every floor
+    (:class:`floor_bench.FloorProcess`) in turn, the order rotating from one repetition of a
+    rate to the next (node, floor; then floor, node; ...), and compute_tick timed in this
+    process after each group (``timer``: :class:`floor_bench.TickTimer`). One publisher
+    process for all, with a set of topics per floor. (rows, records); the floors' records
+    are keyed "1000@<namespace>"."""
+    targets = [('', node_pid)] + [(f.namespace, f.pid) for f in floors]
+    rows, records = [], {}
+    publisher = Publisher(args.duration, args.aux_rate, args.model,
+                          [ns for ns, _ in targets])
+    try:
+        for i, rate in enumerate(args.rates):
+            k = i % len(targets)
+            for namespace, pid in targets[k:] + targets[:k]:
+                rows.append(measure(receiver, publisher, int(rate), pid, args.probe,
+                                    namespace=namespace))
+                key = str(int(rate)) + (f'@{namespace}' if namespace else '')
+                runs = sum(r == key or r.startswith(key + '#') for r in records)
+                key += f'#{runs + 1}' if runs else ''
+                records[key] = {k2: list(v) for k2, v in receiver.records.items()}
+                print(f'{int(rate)} Hz {namespace or "node"} done (CPU '
+                      f'{rows[-1]["cpu_ms"]:.3f} ms/JS, load {rows[-1]["load"]:.2f})',
+                      file=sys.stderr, flush=True)
+            timer.sample()
+    finally:
+        publisher.close()
+    return rows, records
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--rates', type=float, nargs='+', default=[250, 500, 1000, 2000])
@@ -899,8 +988,9 @@ def main():
                         help="run the node under this command, e.g. 'chrt -f 10' (a real-time "
                         "priority, as on a robot's control computer; needs the privilege)")
     parser.add_argument('--model', metavar='URDF',
-                        help='benchmark this robot instead of iCub (contacts that are not '
-                        'its links are ignored by the node: set them with --param)')
+                        help='benchmark this robot instead of iCub: a URDF path, or g1, talos, '
+                        'talos_reduced (example-robot-data, bench/models.py); contacts that '
+                        'are not its links are ignored by the node: set them with --param')
     parser.add_argument('--probe', action='store_true',
                         help="also measure the machine's own wake-up latency during each rate "
                         "(a cyclictest-like process per CPU beside the node)")
@@ -919,6 +1009,15 @@ def main():
                         f'({DYNAMICS_CLIENTS} x ~/get_dynamics at {DYNAMICS_HZ:g} Hz, 1 x '
                         f'~/check_equilibrium at {EQUILIBRIUM_HZ:g} Hz on a non-flat support, '
                         'in a process of their own), and print the two side by side (iCub)')
+    parser.add_argument('--floor', nargs='*', choices=FLOOR_MODES, metavar='MODE',
+                        help='also measure, alternating with the node, a minimal rclpy node '
+                        'per MODE (bench/floor_node.py, default: thread) that takes the same '
+                        'inputs and publishes the same per-tick messages as prepared bytes, '
+                        'no dynamics; and compute_tick in this process; print the CPU per '
+                        'JointState side by side and (ours - floor) / compute_tick. MODE: '
+                        'thread (the node\'s sensor thread), spin (rclpy.spin), events '
+                        '(rclpy\'s EventsExecutor)')
+    parser.add_argument('--namespaces', default='', help=argparse.SUPPRESS)
     parser.add_argument('--clients', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--probe-run', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--probe-cpu', type=int, help=argparse.SUPPRESS)
@@ -926,7 +1025,8 @@ def main():
     args = parser.parse_args()
     loopback_env()
     if args.publish:
-        return publish(args.duration, args.aux_rate, args.model)
+        return publish(args.duration, args.aux_rate, args.model,
+                       args.namespaces.split(',') if args.namespaces else ('',))
     if args.probe_run:
         return probe(args.duration, args.probe_cpu)
     if args.clients:
@@ -938,7 +1038,12 @@ def main():
 
     if args.contact_outputs:
         OUTPUTS.update(CONTACT_OUTPUTS)
+    if args.floor is not None and args.service_load:
+        parser.error('--floor and --service-load are separate benches')
+    floor_modes = list(dict.fromkeys(args.floor or ['thread'])) if args.floor is not None \
+        else []
     node_proc = start_node(args.param, shlex.split(args.node_prefix))
+    floors = [FloorProcess(mode, args.model) for mode in floor_modes]
     rclpy.init()
     # a lean receiver: no parameter services, no QoS event handlers (fewer waitables per wake)
     node = rclpy.create_node('kin_dyn_bench_receiver', start_parameter_services=False)
@@ -946,7 +1051,9 @@ def main():
     try:
         description = node.create_publisher(String, 'robot_description', LATCHED_QOS)
         description.publish(String(data=model_urdf(args.model)))
-        receiver = Receiver(node)
+        receiver = Receiver(node, [f.namespace for f in floors])
+        for floor in floors:
+            floor.wait_ready()
         if receiver.with_info:
             # Lower the priority of the receiving thread only (Linux nice is per thread):
             # the middleware threads that stamp the reception keep theirs, and the node
@@ -963,6 +1070,13 @@ def main():
             finally:
                 load.close()
             print_service_load(rows, load.check)
+        elif floors:
+            timer = TickTimer(model_urdf(args.model))
+            rows, records = run_floor_rates(receiver, args, node_proc.pid, floors, timer)
+            print_table([r for r in rows if not r['target']])
+            print_floor(rows, timer, {'': 'ours (node)', **{f.namespace: f.label
+                                                            for f in floors}},
+                        per_tick_outputs(), model_label(args.model))
         else:
             rows, records = run_rates(receiver, args, node_proc.pid)
             print_table(rows)
@@ -974,6 +1088,8 @@ def main():
         node.destroy_node()
         rclpy.try_shutdown()
         node_proc.send_signal(signal.SIGINT)
+        for floor in floors:
+            floor.close()
         node_proc.wait(timeout=20)
 
 if __name__ == '__main__':

@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""The floor of kin_dyn_node's CPU per JointState: a minimal rclpy node that takes the node's
+inputs as the node does and publishes the node's per-tick messages, without dynamics (not
+a test).
+
+What it does per JointState is the least any rclpy node publishing kin_dyn_node's outputs
+must do: take the message (as bytes), read its stamp, and publish /tf, ~/com,
+~/centroidal_momentum, ~/gravity_torques and ~/forward_dynamics as serialised bytes whose
+contents were computed once at start-up (one ``compute_tick`` of the model; the same
+layouts as the node's: the same frame ids, joint names, active contacts), with only the
+stamps patched in. Odometry and wrenches are taken (bytes) and dropped. Subscriptions and
+publishers have the node's QoS, no QoS event handlers, and are created in the node's order
+(odometry, wrenches, joint_states).
+
+How the inputs are taken (``--mode``):
+
+- ``thread``: the node's own sensor thread (:class:`kin_dyn_ros.node.sensor_thread.
+  SensorThread`: a wait set of the sensor subscriptions and rclpy's private take, off the
+  executor), the path kin_dyn_node takes by default; the executor spins the node
+  (parameter services) on the main thread, as the node's does;
+- ``spin``: ``rclpy.spin`` (SingleThreadedExecutor), the public path;
+- ``events``: rclpy's EventsExecutor (``rclpy.experimental.events_executor``; Kilted's rclpy
+  9.x serves services with it, Jazzy's 7.x has it too but with limits).
+
+Run by bench/bench_node.py (``--floor``) as a process of its own in a namespace of its own:
+``python bench/floor_node.py --namespace NS --mode thread [--model URDF]``. It prints
+``ready`` once each of its publishers has a subscriber (the bench's receiver), and ends on
+SIGINT or when stdin closes.
+"""
+
+import argparse
+import os
+import pathlib
+import signal
+import struct
+import sys
+import threading
+
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")     # before NumPy is imported (as the node does)
+
+import numpy as np  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+NODE = 'kin_dyn_node'
+MODES = ('thread', 'spin', 'events')
+CONTACTS = ('l_sole', 'r_sole')      # the bench's wrench topics (iCub's contacts)
+ODOM_Z, ODOM_VX, WRENCH_FZ = 0.6, 0.1, 150.0    # the bench publisher's odometry and wrenches
+
+
+def model_urdf(path=None):
+    """The URDF text of ``path`` (or a name of bench/models.py: g1, talos, ...), or of
+    iCubGazeboV2_5 (icub-models) when None."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    from models import model_text
+    return model_text(path)
+
+
+def joint_state_values(n):
+    """(positions, velocities, efforts) of the bench publisher's JointState of n joints."""
+    rng = np.random.default_rng(0)
+    return (rng.uniform(-0.3, 0.3, n), rng.normal(size=n), rng.normal(size=n))
+
+
+def tick_inputs(kd, representation='MIXED'):
+    """The arguments of ``kd.compute_tick`` for the bench publisher's messages as the node
+    reads them: the root link at z = ODOM_Z moving at ODOM_VX along x (odometry, REP-105: the
+    twist in the child's axes), the JointState's positions, velocities and efforts, and a
+    WRENCH_FZ N wrench on each of CONTACTS that is a link of the model. ``kd`` is set to
+    ``representation`` (the node's default: MIXED)."""
+    from kin_dyn_ros.dynamics import Representations
+    from kin_dyn_ros.dynamics.base_state import change_base_representation
+    kd.set_frame_velocity_representation(representation)
+    s, s_dot, tau = joint_state_values(kd.NDoF)
+    w_H_b = np.eye(4)
+    w_H_b[2, 3] = ODOM_Z
+    twist = np.zeros(6)
+    twist[0] = ODOM_VX
+    nu = change_base_representation(twist, w_H_b, Representations.BODY_FIXED_REPRESENTATION,
+                                    kd.rep)
+    wrench = np.zeros(6)
+    wrench[2] = WRENCH_FZ
+    wrenches = {c: (c, wrench) for c in CONTACTS if c in kd.model.frame_index}
+    return w_H_b, s, nu, s_dot, tau, wrenches
+
+
+class StampedBytes:
+    """A serialised message whose header stamps (every occurrence of a sentinel stamp, e.g.
+    each TransformStamped's) are patched per publication; :meth:`render` the bytes."""
+
+    def __init__(self, msg, stamps):
+        from rclpy.serialization import serialize_message
+        rng = np.random.default_rng()
+        for _ in range(5):
+            sec, nsec = (int(x) for x in rng.integers(2 ** 24, 2 ** 31, 2))
+            for stamp in stamps:
+                stamp.sec, stamp.nanosec = sec, nsec
+            data = bytearray(serialize_message(msg))
+            pattern = struct.pack('<iI', sec, nsec)
+            offsets, at = [], data.find(pattern)
+            while at >= 0:
+                offsets.append(at)
+                at = data.find(pattern, at + 1)
+            if len(offsets) == len(stamps) and all(o % 4 == 0 for o in offsets):
+                break
+        else:
+            raise RuntimeError(f'{type(msg).__name__}: stamps not found')
+        self._buf = np.frombuffer(data + bytes(-len(data) % 4), np.uint8).copy()
+        self._size = len(data)
+        self._words = self._buf.view('<u4')
+        self._sec = np.array(offsets) // 4
+        self._nsec = self._sec + 1
+
+    def render(self, sec, nsec):
+        words = self._words
+        words[self._sec] = sec
+        words[self._nsec] = nsec
+        return self._buf[:self._size].tobytes()
+
+
+def floor_messages(kd, prefix='', world='odom'):
+    """[(key, msg type, topic, StampedBytes)] of the node's per-tick outputs with the contents
+    of one compute_tick of :func:`tick_inputs` (/tf with every joint and world -> root link)."""
+    from geometry_msgs.msg import PointStamped, TransformStamped, TwistStamped
+    from sensor_msgs.msg import JointState
+    from tf2_msgs.msg import TFMessage
+    from kin_dyn_ros.dynamics.quaternions import rotations_to_quaternions
+    from kin_dyn_ros_interfaces.msg import ForwardDynamics
+    w_H_b, s, nu, s_dot, tau, wrenches = tick_inputs(kd)
+    r = kd.compute_tick(w_H_b, s, nu, s_dot, tau, wrenches)
+    edges = [(prefix + p, prefix + c) for _, p, c in kd.joint_frames]
+    edges.append((world, prefix + kd.model.root_link))
+    h = np.concatenate([r.joint_transforms, r.base_pose[None]])
+    quats = rotations_to_quaternions(h[:, :3, :3])
+    transforms = []
+    for (parent, child), pose, q in zip(edges, h, quats):
+        tf = TransformStamped()
+        tf.header.frame_id, tf.child_frame_id = parent, child
+        t, rot = tf.transform.translation, tf.transform.rotation
+        t.x, t.y, t.z = (float(v) for v in pose[:3, 3])
+        rot.x, rot.y, rot.z, rot.w = (float(v) for v in q)
+        transforms.append(tf)
+    tf_msg = TFMessage(transforms=transforms)
+    com = PointStamped()
+    com.header.frame_id = world
+    com.point.x, com.point.y, com.point.z = (float(v) for v in r.com)
+    momentum = TwistStamped()
+    momentum.header.frame_id = world
+    lin, ang = momentum.twist.linear, momentum.twist.angular
+    lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = (float(v) for v in r.centroidal_momentum)
+    gravity = JointState(name=list(kd.joints_name_list),
+                         effort=[float(v) for v in r.gravity_torques])
+    fd = ForwardDynamics(representation=kd.rep.name,   # as the node's settings name it
+                         joint_names=list(kd.joints_name_list),
+                         joint_accelerations=[float(v) for v in r.joint_accelerations],
+                         active_contacts=list(wrenches), base_from_odometry=True,
+                         odometry_age=0.0, wrench_ages=[0.0] * len(wrenches))
+    a = fd.base_acceleration
+    a.linear.x, a.linear.y, a.linear.z, a.angular.x, a.angular.y, a.angular.z = (
+        float(v) for v in r.base_acceleration)
+    return [
+        ('tf', TFMessage, 'tf', StampedBytes(tf_msg, [t.header.stamp for t in transforms])),
+        ('com', PointStamped, '~/com', StampedBytes(com, [com.header.stamp])),
+        ('momentum', TwistStamped, '~/centroidal_momentum',
+         StampedBytes(momentum, [momentum.header.stamp])),
+        ('gravity', JointState, '~/gravity_torques', StampedBytes(gravity, [gravity.header.stamp])),
+        ('forward_dynamics', ForwardDynamics, '~/forward_dynamics',
+         StampedBytes(fd, [fd.header.stamp])),
+    ]
+
+
+def run(namespace, mode, model=None):
+    """The floor node process (see the module docstring)."""
+    import rclpy
+    from geometry_msgs.msg import WrenchStamped
+    from nav_msgs.msg import Odometry
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import JointState
+    from kin_dyn_ros.dynamics import KinDynComputations
+    from kin_dyn_ros.node.outputs import NO_SUBSCRIPTION_EVENTS, TF_QOS
+    try:
+        from rclpy.event_handler import PublisherEventCallbacks
+    except ImportError:  # Humble
+        from rclpy.qos_event import PublisherEventCallbacks
+    from kin_dyn_ros.node.sensor_thread import SensorThread
+
+    rclpy.init()
+    node = rclpy.create_node(NODE, namespace=namespace)
+    kd = KinDynComputations(model_urdf(model))
+    messages = floor_messages(kd)
+    no_events = PublisherEventCallbacks(use_default_callbacks=False)
+    outputs = [(node.create_publisher(t, topic, TF_QOS if key == 'tf' else 10,
+                                      event_callbacks=no_events), template)
+               for key, t, topic, template in messages]
+    unpack = struct.Struct('<iI').unpack_from
+    thread = SensorThread(node, lambda sub, exc: print(f'floor: {sub}: {exc!r}',
+                                                       file=sys.stderr)) \
+        if mode == 'thread' else None
+    group = None if thread is None else thread.group
+
+    def on_joint_state(data):
+        sec, nsec = unpack(data, 4)          # header.stamp, first in the payload
+        for pub, template in outputs:
+            pub.publish(template.render(sec, nsec))
+
+    def drop(data):
+        pass
+
+    def sensor(msg_type, topic, callback):
+        node.create_subscription(msg_type, topic, callback, qos_profile_sensor_data,
+                                 callback_group=group, event_callbacks=NO_SUBSCRIPTION_EVENTS,
+                                 raw=True)
+    sensor(Odometry, 'odom', drop)
+    for contact in CONTACTS:
+        sensor(WrenchStamped, f'{contact}/wrench', drop)
+    sensor(JointState, 'joint_states', on_joint_state)
+    if mode == 'events':
+        from rclpy.experimental.events_executor import EventsExecutor
+        executor = EventsExecutor()
+    else:
+        from rclpy.executors import SingleThreadedExecutor
+        executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    if thread is not None:
+        thread.start()
+    # ready once the bench's receiver subscribes to every output
+    stop = threading.Event()
+    while not stop.wait(0.01):
+        if all(pub.get_subscription_count() for pub, _ in outputs):
+            break
+    print('ready', flush=True)
+
+    def end(*_):
+        stop.set()
+        if rclpy.ok():
+            rclpy.try_shutdown()
+    signal.signal(signal.SIGINT, end)
+    signal.signal(signal.SIGTERM, end)
+    threading.Thread(target=lambda: (sys.stdin.read(), end()), daemon=True).start()
+    try:
+        executor.spin()
+    except Exception:   # the context shut down under the spin
+        if rclpy.ok():
+            raise
+    finally:
+        if thread is not None:
+            thread.stop()
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--namespace', default='/kin_dyn_floor')
+    parser.add_argument('--mode', choices=MODES, default='thread')
+    parser.add_argument('--model', metavar='URDF')
+    args = parser.parse_args()
+    run(args.namespace, args.mode, args.model)
+
+
+if __name__ == '__main__':
+    main()

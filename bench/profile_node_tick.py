@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Where kin_dyn_node's CPU per JointState goes, in-process (not a test).
+
+One real KinDynNode (rclpy, loopback DDS, iCub with config/icub.yaml's contacts, every output
+on) with a helper node subscribed (raw) to every per-tick output, so that publishing does
+the real work. The script feeds the node's callbacks as its sensor thread does (odometry and
+two sole wrenches every 10th JointState, as bench_node's publisher; CDR bytes; under the
+node's lock; the deferred contact mechanics run after each tick), one JointState per ms,
+and accumulates the thread CPU time of the pieces by wrapping them on the instance (the
+node's code is not changed): reading and merging the JointState, the tick's state and
+compute_tick, each output's rendering and its publish, the contact mechanics. Prints
+microseconds per JointState per piece.
+
+Usage:  source scripts/env.sh && python bench/profile_node_tick.py [--ticks 3000]
+"""
+
+import argparse
+import collections
+import gc
+import os
+import pathlib
+import random
+import sys
+import time
+
+for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_v, "1")
+
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(HERE))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--ticks', type=int, default=3000)
+    parser.add_argument('--model', help='URDF path or a name of bench/models.py')
+    args = parser.parse_args()
+    from kin_dyn_ros.loopback import set_loopback_environment
+    set_loopback_environment()
+    os.environ.setdefault('ROS_DOMAIN_ID', str(random.SystemRandom().randint(1, 100)))
+
+    import rclpy
+    from geometry_msgs.msg import WrenchStamped
+    from nav_msgs.msg import Odometry
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.parameter import Parameter
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    from bench_node_contacts import config_parameters
+    from floor_node import joint_state_values
+    from models import model_text
+    from kin_dyn_ros.dynamics import KinDynComputations
+    from kin_dyn_ros.node import KinDynNode
+
+    urdf = model_text(args.model)
+    kd0 = KinDynComputations(urdf)
+    names = kd0.joints_name_list
+    rclpy.init()
+    params = {**config_parameters(), 'robot_description': urdf, 'rate': 0.0,
+              'use_odometry': True, 'publish_tf': True, 'publish_base_tf': True,
+              'publish_markers': True, 'publish_forward_dynamics': True}
+    node = KinDynNode(parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    helper = rclpy.create_node('profile_helper', start_parameter_services=False)
+    for pub in vars(node._pub).values():
+        if hasattr(pub, 'topic_name') and 'description' not in pub.topic_name:
+            helper.create_subscription(pub.msg_type, pub.topic_name, lambda m: None, 10, raw=True)
+    executor = SingleThreadedExecutor()
+    executor.add_node(helper)
+    executor.add_node(node)
+    deadline = time.monotonic() + 5.0
+    while not node._pub.forward_dynamics.get_subscription_count() and time.monotonic() < deadline:
+        executor.spin_once(timeout_sec=0.05)
+
+    spent = collections.defaultdict(float)
+    clock = time.thread_time
+
+    def wrap(obj, attr, label):
+        inner = getattr(obj, attr)
+
+        def timed(*a, **k):
+            t0 = clock()
+            try:
+                return inner(*a, **k)
+            finally:
+                spent[label] += clock() - t0
+        setattr(obj, attr, timed)
+
+    m = node._model
+    wrap(node._inputs, 'take_joint_state', 'JointState: CDR read + merge')
+    wrap(node._inputs, 'take_odometry', 'odometry (every 10th)')
+    wrap(node._inputs, 'take_wrench', 'wrenches (2, every 10th)')
+    wrap(node._ticker, 'compute', 'tick: state + compute_tick')
+    wrap(m.kd, 'compute_tick', '  of which compute_tick')
+    wrap(node, '_publish', 'publish: all outputs')
+    for attr in ('tf', 'com_point', 'centroidal_momentum', 'gravity_torques',
+                 'forward_dynamics_msg', 'marker_array', 'contact_forces'):
+        wrap(m.messages, attr, f'  render {attr}')
+    for attr, pub in vars(node._pub).items():
+        if hasattr(pub, 'publish'):
+            wrap(pub, 'publish', f'  publish {attr}')
+    wrap(node, '_schedule_mechanics', 'contact mechanics: schedule')
+    wrap(node, '_run_deferred', 'contact mechanics: deferred steps')
+    for attr in ('_publish_balance',):
+        if hasattr(node, attr):
+            wrap(node, attr, f'{attr}')
+    gc.freeze()
+
+    s, s_dot, tau = joint_state_values(len(names))
+    js = JointState(name=names, position=s.tolist(), velocity=s_dot.tolist(), effort=tau.tolist())
+    odom = Odometry()
+    odom.header.frame_id, odom.child_frame_id = 'odom', kd0.model.root_link
+    odom.pose.pose.position.z = 0.6
+    odom.twist.twist.linear.x = 0.1
+    wrench = WrenchStamped()
+    wrench.wrench.force.z = 150.0
+    t_ns = time.time_ns()
+
+    def feed(count):
+        nonlocal t_ns
+        total = 0.0
+        for k in range(count):
+            t_ns += 1_000_000
+            sec, nsec = divmod(t_ns, 1_000_000_000)
+            for msg in (js, odom, wrench):
+                msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
+            aux = [serialize_message(odom), serialize_message(wrench)] if k % 10 == 0 else None
+            data = serialize_message(js)
+            t0 = clock()
+            with node._lock:
+                if aux:
+                    node._on_odometry(aux[0])
+                    node._on_wrench('l_sole', aux[1])
+                    node._on_wrench('r_sole', aux[1])
+                node._on_joint_state(data)
+                while node._run_deferred():
+                    pass
+            total += clock() - t0
+            if k % 50 == 0:
+                executor.spin_once(timeout_sec=0.0)
+            time.sleep(0.001)      # one JointState per ms, as at 1 kHz
+        return total
+
+    feed(300)
+    spent.clear()
+    total = feed(args.ticks)
+    print(f'{args.ticks} JointStates, one per ms; thread CPU per JointState [us] '
+          f'(load {os.getloadavg()[0]:.2f}):')
+    print(f"  {'everything the callbacks did':<40} {1e6 * total / args.ticks:8.1f}")
+    for label, sec in sorted(spent.items(), key=lambda kv: -kv[1]):
+        print(f'  {label:<40} {1e6 * sec / args.ticks:8.1f}')
+    node.destroy_node()
+    helper.destroy_node()
+    rclpy.try_shutdown()
+
+
+if __name__ == '__main__':
+    main()
