@@ -236,13 +236,22 @@ class Balance(NamedTuple):
     zmp: CentreOfPressure
     divergence: Divergence
 
+    @property
+    def zmp_point(self):
+        """The ZMP (3,) [m], or None where undefined."""
+        return self.zmp.point if self.zmp is not None else None
+
+    @property
+    def capture_point(self):
+        """The capture point (3,) [m], or None where undefined."""
+        return self.divergence.capture_point if self.divergence is not None else None
+
     def margins(self, polygon):
         """Signed distances [m] of the ZMP and of the capture point to the boundary of
         ``polygon`` (a :class:`.contacts.SupportPolygon`; both projected along gravity),
         positive inside; -inf where the point is undefined (as for an empty polygon)."""
-        zmp = self.zmp.point if self.zmp is not None else None
-        cp = self.divergence.capture_point if self.divergence is not None else None
-        return tuple(-math.inf if p is None else polygon.margin(p) for p in (zmp, cp))
+        return tuple(-math.inf if p is None else polygon.margin(p)
+                     for p in (self.zmp_point, self.capture_point))
 
 
 def balance(contacts, poses, wrenches, com, com_velocity, gravity, threshold=0.0, names=None,

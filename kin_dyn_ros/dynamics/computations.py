@@ -91,6 +91,14 @@ class TickResult:
         return self._frame_pose(index)
 
 
+def _checked_wrench(link, w):
+    """The wrench ``w`` on ``link`` as a finite (6,) float array; ValueError naming it."""
+    w = np.asarray(w, dtype=float)
+    if w.shape != (6,) or not math.isfinite(w.sum()):
+        w = checked_array(f"wrench on '{link}'", w, (6,))    # raises, naming what is wrong
+    return w
+
+
 class KinDynComputations:
     """Kinematics and dynamics of a floating-base tree from a URDF (NumPy, no ROS).
 
@@ -446,11 +454,7 @@ class KinDynComputations:
         for link, contact in contacts.items():
             poses.append(self._world_frame(kin, self._frame(contact.link)))
             frame, w = frame_wrenches.get(link, (None, None))
-            if w is not None:
-                w = np.asarray(w, dtype=float)
-                if w.shape != (6,) or not math.isfinite(w.sum()):
-                    w = checked_array(f"wrench on '{link}'", w, (6,))    # raises, naming it
-            wrenches.append(w)
+            wrenches.append(None if w is None else _checked_wrench(link, w))
             expressed.append(None if frame in (None, contact.link)
                              else self._world_frame(kin, self._frame(frame)))
         return balance(tuple(contacts.values()), poses, wrenches, com, com_velocity,
@@ -474,6 +478,5 @@ class KinDynComputations:
         for link, (expressed, w) in frame_wrenches.items():
             body = self.model.frame_body[self._frame(link)]
             pose = self._c_pose(kin, self._frame(expressed))             # C_H_expressed
-            w = checked_array(f"wrench on '{link}'", w, (6,))
-            out[body] += transform_wrench(pose, w)
+            out[body] += transform_wrench(pose, _checked_wrench(link, w))
         return out

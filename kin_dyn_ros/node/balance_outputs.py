@@ -60,14 +60,13 @@ class BalanceMessages:
 
     def zmp(self, balance, stamp):
         """~/zmp, or None while undefined."""
-        zmp = balance.zmp
-        return None if zmp is None or zmp.point is None else self._zmp.render(zmp.point, stamp)
+        zmp = balance.zmp_point
+        return None if zmp is None else self._zmp.render(zmp, stamp)
 
     def capture_point(self, balance, stamp):
         """~/capture_point, or None while undefined."""
-        d = balance.divergence
-        return None if d is None or d.capture_point is None \
-            else self._capture_point.render(d.capture_point, stamp)
+        cp = balance.capture_point
+        return None if cp is None else self._capture_point.render(cp, stamp)
 
     def cops(self, balance, stamp):
         """~/cop (all of the node's contacts), or None while no contact is active."""
@@ -98,9 +97,7 @@ def balance_markers(frame, stamp, balance, polygon):
     """:class:`.markers.MarkerGroup` of the CoPs, the ZMP and the capture point of ``balance``
     (see the module docstring), coloured by their place in ``polygon`` (a
     :class:`~..dynamics.contacts.SupportPolygon`, or None: grey), world ``frame``."""
-    zmp = balance.zmp.point if balance.zmp is not None else None
-    d = balance.divergence
-    points = [cop.point for cop in balance.cops] + [zmp, d.capture_point if d else None]
+    points = [cop.point for cop in balance.cops] + [balance.zmp_point, balance.capture_point]
     margins = [None if p is None or polygon is None else polygon.margin(p) for p in points]
     colours = tuple(_colour(m) for m in margins)
     key = ("balance", frame, len(balance.cops), colours)

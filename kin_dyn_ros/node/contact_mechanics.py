@@ -208,9 +208,8 @@ class SupportMessages:
         """StabilityMargin: the CoM's margin, inside, projection and active contacts, and
         the ZMP and capture point of ``balance`` (:class:`~.dynamics.balance.Balance`, or
         None) with their ``margins`` (two, -inf where undefined)."""
-        zmp = balance.zmp.point if balance is not None and balance.zmp is not None else None
-        d = balance.divergence if balance is not None else None
-        cp = d.capture_point if d is not None else None
+        zmp = balance.zmp_point if balance is not None else None
+        cp = balance.capture_point if balance is not None else None
         key = (support.names, support.inside, *(bool(m >= 0.0) for m in margins))
         template = self._margins.get(key, lambda: self._margin(*key))
         values = np.concatenate([[support.margin], support.com_projection,
