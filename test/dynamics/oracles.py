@@ -72,6 +72,32 @@ class State:
 # --------------------------------------------------------------------------- SE(3) helpers
 
 
+def pose(rotation=np.eye(3), translation=(0.0, 0.0, 0.0)):
+    """A_H_B (4, 4) of a rotation (3, 3) and a translation (3,) [m]."""
+    out = np.eye(4)
+    out[:3, :3] = rotation
+    out[:3, 3] = translation
+    return out
+
+
+def rot_x(a):
+    """Rotation (3, 3) by ``a`` [rad] about x."""
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[1.0, 0, 0], [0, c, -s], [0, s, c]])
+
+
+def rot_y(a):
+    """Rotation (3, 3) by ``a`` [rad] about y."""
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, 0, s], [0, 1.0, 0], [-s, 0, c]])
+
+
+def rot_z(a):
+    """Rotation (3, 3) by ``a`` [rad] about z."""
+    c, s = np.cos(a), np.sin(a)
+    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
+
+
 def skew(v):
     """(3,) -> (3, 3) cross-product matrix."""
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])

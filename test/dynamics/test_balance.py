@@ -34,7 +34,7 @@ from kin_dyn_ros.dynamics.balance import (COPLANAR_TOL, Balance, Plane, balance,
                                           ground_plane, sole_plane, world_wrench)
 from kin_dyn_ros.dynamics.contacts import Contact, SupportPolygon, ground_axes, ground_support
 from kin_dyn_ros.dynamics.kinematics import transform_wrench
-from oracles import GRAVITY, PinocchioOracle, assert_close
+from oracles import GRAVITY, PinocchioOracle, assert_close, pose, rot_x, rot_y, rot_z
 
 TIGHT = 1e-12
 ICUB = 1e-9
@@ -46,28 +46,6 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 
 
 # ------------------------------------------------------------------------ helpers
-
-
-def pose(rotation=np.eye(3), translation=(0.0, 0.0, 0.0)):
-    out = np.eye(4)
-    out[:3, :3] = rotation
-    out[:3, 3] = translation
-    return out
-
-
-def rot_x(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1.0, 0, 0], [0, c, -s], [0, s, c]])
-
-
-def rot_y(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, 0, s], [0, 1.0, 0], [-s, 0, c]])
-
-
-def rot_z(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
 
 
 def random_rotation(rng):

@@ -34,7 +34,8 @@ from kin_dyn_ros.dynamics import KinDynComputations
 from kin_dyn_ros.dynamics.contacts import (Contact, contact_poses, convex_hull, ground_axes,
                                            support_polygon, world_contacts)
 from kin_dyn_ros.dynamics.equilibrium import com_equilibrium, equilibrium_torques
-from oracles import GRAVITY, PinocchioOracle, assert_close, core_representation
+from oracles import (GRAVITY, PinocchioOracle, assert_close, core_representation, pose, rot_x,
+                     rot_y, rot_z)
 
 K = 8                      # facets of the linearised cones in every test
 BOUNDARY = 1e-6            # [m] points this close to a boundary are not classified
@@ -44,28 +45,6 @@ SOLE = np.array([[0.05, 0.025, 0.0], [-0.05, 0.025, 0.0], [-0.05, -0.025, 0.0],
 
 
 # ------------------------------------------------------------------------ helpers
-
-
-def pose(rotation=np.eye(3), translation=(0.0, 0.0, 0.0)):
-    out = np.eye(4)
-    out[:3, :3] = rotation
-    out[:3, 3] = translation
-    return out
-
-
-def rot_x(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1.0, 0, 0], [0, c, -s], [0, s, c]])
-
-
-def rot_y(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, 0, s], [0, 1.0, 0], [-s, 0, c]])
-
-
-def rot_z(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[c, -s, 0], [s, c, 0], [0, 0, 1.0]])
 
 
 def cone_edges(contact, world_H_link):

@@ -164,6 +164,14 @@ class Rig:
         """The full name of the node's private topic or service ``name`` (``~/name``)."""
         return f'{self.node_path}/{name}'
 
+    def record_private(self, outputs):
+        """Record, in ``received[key]``, each private output ``key`` of ``outputs``
+        ({key: message type}; the topic ``~/key``) beside those of :data:`OUTPUTS`."""
+        for key, msg_type in outputs.items():
+            self.received[key] = []
+            self.node.create_subscription(msg_type, self.private(key),
+                                          self.received[key].append, 10)
+
     def _recorder(self, key):
         keep, received = self._mine, self.received[key]
 

@@ -72,10 +72,7 @@ def ros_context():
 def system(ros_context, icub_urdf):
     with node_and_rig(ros_context, NODE_PARAMS, 'kin_dyn_balance_helper',
                       CONTACT_TOPICS, NAMESPACE) as (node, rig):
-        for key, msg_type in OWN_OUTPUTS.items():
-            rig.received[key] = []
-            rig.node.create_subscription(msg_type, rig.private(key), rig.received[key].append,
-                                         10)
+        rig.record_private(OWN_OUTPUTS)
         load_model(rig, icub_urdf)
         # the node computes and publishes the balance outputs only while they have
         # subscribers: wait until it sees ours (DDS discovery)

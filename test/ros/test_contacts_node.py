@@ -78,10 +78,7 @@ OWN_OUTPUTS = {'support_polygon': PolygonStamped, 'stability_margin': StabilityM
 def system(ros_context, icub_urdf):
     with node_and_rig(ros_context, NODE_PARAMS, 'kin_dyn_contacts_helper',
                       CONTACT_TOPICS, NAMESPACE) as (node, rig):
-        for key, msg_type in OWN_OUTPUTS.items():
-            rig.received[key] = []
-            rig.node.create_subscription(msg_type, rig.private(key), rig.received[key].append,
-                                         10)
+        rig.record_private(OWN_OUTPUTS)
         client = rig.node.create_client(CheckEquilibrium, rig.private('check_equilibrium'))
         load_model(rig, icub_urdf)
         assert client.wait_for_service(timeout_sec=10.0)

@@ -6,6 +6,7 @@ that floods joint_states at ~1 kHz from a thread, as a robot's driver does while
 starts or stops.
 """
 
+import contextlib
 import pathlib
 import sys
 import threading
@@ -147,6 +148,24 @@ def spin_until_count(node, count, timeout_s=10.0):
     return False
 
 
+@contextlib.contextmanager
+def mimic_node_and_helper(context, namespace):
+    """(node on MIMIC_URDF, a helper node beside it, an executor spinning both) in
+    ``namespace``; destroyed on exit."""
+    node = KinDynNode(context=context, namespace=namespace, parameter_overrides=[
+        Parameter('robot_description', value=MIMIC_URDF), *PARAMS])
+    helper = rclpy.create_node('helper', namespace=namespace, context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(helper)
+    try:
+        yield node, helper, executor
+    finally:
+        executor.shutdown()
+        helper.destroy_node()
+        node.destroy_node()
+
+
 def test_without_the_private_api_the_executor_takes_the_inputs(context, monkeypatch):
     """An rclpy without the sensor thread's private API: the node says so, leaves its sensor
     inputs to the executor and publishes the same outputs as with the thread."""
@@ -158,14 +177,8 @@ def test_without_the_private_api_the_executor_takes_the_inputs(context, monkeypa
         if fallback:
             monkeypatch.setattr(sensor_thread, '_rclpy', object())
         assert sensor_thread.SensorThread.available() is not fallback
-        namespace = f'{NAMESPACE}/fallback{int(fallback)}'
-        node = KinDynNode(context=context, namespace=namespace, parameter_overrides=[
-            Parameter('robot_description', value=MIMIC_URDF), *PARAMS])
-        helper = rclpy.create_node('helper', namespace=namespace, context=context)
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(node)
-        executor.add_node(helper)
-        try:
+        with mimic_node_and_helper(context, f'{NAMESPACE}/fallback{int(fallback)}') as (
+                node, helper, executor):
             assert (node._sensors is None) is fallback
             rig = Rig(helper, executor)
             rig.wait_matched(odometry=False)
@@ -177,10 +190,6 @@ def test_without_the_private_api_the_executor_takes_the_inputs(context, monkeypa
                                        want.com, rtol=0, atol=1e-12)
             np.testing.assert_allclose(out['gravity'].effort, want.gravity_torques,
                                        rtol=0, atol=1e-12)
-        finally:
-            executor.shutdown()
-            helper.destroy_node()
-            node.destroy_node()
     assert coms[False] == coms[True]
 
 
@@ -207,28 +216,21 @@ def test_outputs_nobody_subscribes_to_are_not_computed(context):
     """An output without a subscriber is neither rendered nor published, and forward
     dynamics is not computed while nothing reads ~/forward_dynamics (the tick says why);
     a subscriber that comes gets the following ticks' messages."""
-    namespace = f'{NAMESPACE}/unread'
-    node = KinDynNode(context=context, namespace=namespace, parameter_overrides=[
-        Parameter('robot_description', value=MIMIC_URDF), *PARAMS])
-    helper = rclpy.create_node('helper', namespace=namespace, context=context)
-    executor = SingleThreadedExecutor(context=context)
-    executor.add_node(node)
-    executor.add_node(helper)
-    rendered = []
-    messages = node._model.messages
-    for name in ('com_point', 'gravity_torques', 'forward_dynamics_msg'):
-        method = getattr(messages, name)
-        setattr(messages, name, lambda *a, _m=method, _n=name: rendered.append(_n) or _m(*a))
-    pub = helper.create_publisher(JointState, 'joint_states', qos_profile_sensor_data)
-    got = {'com': [], 'forward_dynamics': []}
-    helper.create_subscription(PointStamped, 'kin_dyn_node/com', got['com'].append, 10)
+    with mimic_node_and_helper(context, f'{NAMESPACE}/unread') as (node, helper, executor):
+        rendered = []
+        messages = node._model.messages
+        for name in ('com_point', 'gravity_torques', 'forward_dynamics_msg'):
+            method = getattr(messages, name)
+            setattr(messages, name, lambda *a, _m=method, _n=name: rendered.append(_n) or _m(*a))
+        pub = helper.create_publisher(JointState, 'joint_states', qos_profile_sensor_data)
+        got = {'com': [], 'forward_dynamics': []}
+        helper.create_subscription(PointStamped, 'kin_dyn_node/com', got['com'].append, 10)
 
-    def tick(k):
-        pub.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], [0.0, 0.0], [0.5, -0.2],
-                                    stamp=Time(sec=100 + k)))
-        return spin_until(executor, lambda: node._last_tick is not None
-                          and node._last_tick.stamp.sec == 100 + k)
-    try:
+        def tick(k):
+            pub.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], [0.0, 0.0], [0.5, -0.2],
+                                        stamp=Time(sec=100 + k)))
+            return spin_until(executor, lambda: node._last_tick is not None
+                              and node._last_tick.stamp.sec == 100 + k)
         assert spin_until(executor, lambda: node._pub.com.get_subscription_count() == 1)
         assert spin_until(executor, lambda: pub.get_subscription_count() == 1)
         assert tick(0)
@@ -246,7 +248,3 @@ def test_outputs_nobody_subscribes_to_are_not_computed(context):
         assert spin_until(executor, lambda: any(m.header.stamp.sec == 101
                                                 for m in got['forward_dynamics']))
         assert 'gravity_torques' not in rendered
-    finally:
-        executor.shutdown()
-        helper.destroy_node()
-        node.destroy_node()
