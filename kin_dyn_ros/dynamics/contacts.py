@@ -23,11 +23,20 @@ equilibrium for legged robots", IEEE T-RO 24(4)): with ``f_i`` in the cones,
   the convex hull of the points projected on the ground plane, whatever the friction
   (horizontal friction forces on one plane sum to zero and so have zero moment). Monotone
   chain, a few microseconds.
-- Otherwise (steps, slopes, walls, friction-limited): Bretl and Lall's iterative projection,
-  each support query ``max d . c`` being one linear program solved with HiGHS
-  (``scipy.optimize.linprog``), until every edge of the inner polygon is confirmed as a face
-  (exact for the linearised cones, to the LP tolerance, ~1e-9 m). About 2 ms per LP: fine at
-  planning rates, not per 1 kHz tick.
+- Otherwise (steps, slopes, walls, friction-limited): the faces of the contact wrench cone
+  (Caron, Pham and Nakamura 2015, "Leveraging cone double description for multi-contact
+  stability of humanoids", RSS). The wrenches ``(f, (p - o) x f)`` of the pyramids' edges span
+  a cone in R^6; scaled onto a hyperplane through its interior, their convex hull (Qhull,
+  ``scipy.spatial.ConvexHull``, 5-D) gives the cone's faces ``h . w <= 0``. Gravity's wrench
+  is affine in the CoM's ground position, so each face is one half-plane of CoMs and the
+  polygon is their intersection (exact for the linearised cones, to rounding). ~5 ms for two
+  feet of 4 points with 8-facet pyramids (32 LPs of the projection: 60-110 ms).
+- Where that cone is not 6-D (a point, a line, frictionless points), has no interior
+  direction (contacts that can squeeze, e.g. between two walls), or has over
+  ``_MAX_CONE_EDGES`` edges: Bretl and Lall's iterative projection, each support query
+  ``max d . c`` being one linear program solved with HiGHS (``scipy.optimize.linprog``), until
+  every edge of the inner polygon is confirmed as a face (exact to the LP tolerance, ~1e-9
+  m). About 2 ms per LP: fine at planning rates, not per 1 kHz tick.
 
 :func:`ground_support` (the node's per-tick support) is always the first: the hull of the
 points projected along gravity, with the CoM's margin and projection (:class:`GroundSupport`);
@@ -42,13 +51,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import linprog
+from scipy.spatial import ConvexHull, QhullError
 
 from .checks import checked_array
 from .spatial import cross3, skew
 
 __all__ = ["Contact", "SupportPolygon", "GroundSupport", "contact_poses", "convex_hull",
            "friction_cone_halfspaces", "ground_axes", "ground_support", "hull_support",
-           "normal_force", "plane_points", "support_polygon", "world_contacts",
+           "normal_force", "plane_points", "pyramid_edges", "support_polygon", "world_contacts",
            "DEFAULT_FACETS"]
 
 DEFAULT_FACETS = 8
@@ -57,6 +67,7 @@ _FLAT_TOL = 1e-9     # [m] height spread and [-] normal misalignment accepted as
 _EDGE_TOL = 1e-9     # [m] an LP support value within this of an edge confirms the edge
 _BOX = 1e3           # [m] half-size of the box that bounds an unbounded polygon
 _MAX_LPS = 200
+_MAX_CONE_EDGES = 256   # pyramid edges beyond which Qhull's face count makes the LPs cheaper
 _LP_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
@@ -305,7 +316,8 @@ class SupportPolygon:
     - ``axes`` (2, 3): world directions e1, e2 of the ground coordinates.
     - ``bounded``: False when the polygon reached the +-1 km box that bounds the LPs (contacts
       that can squeeze, e.g. between two walls, admit CoMs arbitrarily far away).
-    - ``method``: ``'hull'`` (flat contacts) or ``'projection'`` (iterative projection).
+    - ``method``: ``'hull'`` (flat contacts), ``'cone'`` (faces of the contact wrench cone)
+      or ``'projection'`` (iterative projection).
     - ``n_lps``: number of linear programs solved.
     """
 
@@ -393,13 +405,14 @@ def support_polygon(contacts, world_H_links=None, gravity=_GRAVITY, n_facets=DEF
         Only its direction matters [m/s^2].
     n_facets : int
         Facets of the linearised friction cones (>= 3).
-    method : {'auto', 'hull', 'projection'}
-        'auto': the convex hull for flat contacts (see the module docstring), else the
-        iterative projection; 'hull' forces the hull (ValueError unless flat); 'projection'
-        forces the LPs.
+    method : {'auto', 'hull', 'cone', 'projection'}
+        'auto': the convex hull for flat contacts (see the module docstring), else the wrench
+        cone's faces where they apply, else the iterative projection; 'hull' forces the hull
+        (ValueError unless flat); 'cone' the wrench cone (ValueError where it does not apply);
+        'projection' forces the LPs.
     """
-    if method not in ("auto", "hull", "projection"):
-        raise ValueError(f"expected method 'auto', 'hull' or 'projection', got {method!r}")
+    if method not in ("auto", "hull", "cone", "projection"):
+        raise ValueError(f"expected method 'auto', 'hull', 'cone' or 'projection', got {method!r}")
     axes = ground_axes(gravity)
     up = -np.asarray(gravity, dtype=float) / np.linalg.norm(gravity)
     wc = world_contacts(contacts, world_H_links, n_facets)
@@ -409,12 +422,101 @@ def support_polygon(contacts, world_H_links=None, gravity=_GRAVITY, n_facets=DEF
                          "to gravity, normals against gravity")
     if method == "hull" or (method == "auto" and flat):
         return _hull_polygon(wc.points, axes)
+    if method in ("auto", "cone"):
+        polygon = _cone_polygon(wc, axes, up)
+        if polygon is not None:
+            return polygon
+        if method == "cone":
+            raise ValueError("method='cone' needs a 6-D, pointed contact wrench cone of at most "
+                             f"{_MAX_CONE_EDGES} edges")
     return _project(wc, axes, up)
 
 
 def _hull_polygon(points, axes):
     """SupportPolygon ('hull') of world points (P, 3) projected along gravity on ``axes``."""
     return SupportPolygon(convex_hull(points @ axes.T), axes, True, "hull", 0)
+
+
+def pyramid_edges(wc):
+    """Unit edges (P, K, 3) of each point's friction pyramid (world axes), each the
+    intersection of two adjacent facets of ``wc.halfspaces``, oriented along the normal."""
+    facets = wc.halfspaces[:, :-1]
+    edges = np.cross(np.roll(facets, 1, axis=1), facets)
+    edges *= np.sign(np.einsum("pkj,pj->pk", edges, wc.normals))[..., None]
+    return edges / np.linalg.norm(edges, axis=2, keepdims=True)
+
+
+def _wrench_cone_faces(wc):
+    """Faces (F, 6) ``h . (f, (p - o) x f / L) <= 0`` of the cone of contact wrenches about
+    the points' centroid ``o`` (moments over L, the largest arm [m], for conditioning), with
+    ``o`` and ``L``; None when the cone is not 6-D, has no interior direction or is too big."""
+    edges = pyramid_edges(wc)
+    if edges.shape[0] * edges.shape[1] > _MAX_CONE_EDGES or not np.isfinite(edges).all():
+        return None
+    o = wc.points.mean(axis=0)
+    arms = wc.points - o
+    length = max(float(np.abs(arms).max()), 1e-3)
+    forces = edges.reshape(-1, 3)
+    gens = np.hstack([forces, cross3(np.repeat(arms, edges.shape[1], axis=0), forces) / length])
+    if np.linalg.matrix_rank(gens, tol=1e-9) < 6:
+        return None
+    inward = gens.mean(axis=0)
+    inward /= np.linalg.norm(inward)
+    along = gens @ inward
+    if along.min() < 1e-6:           # not pointed, or the mean edge is not interior enough
+        return None
+    basis = np.linalg.svd(inward[None, :])[2][1:].T        # (6, 5) orthonormal, normal to it
+    try:    # the edges scaled onto inward . w = 1: a 5-D polytope whose facets are the faces
+        hull = ConvexHull((gens / along[:, None]) @ basis)
+    except QhullError:
+        return None
+    eq = hull.equations               # n . y + b <= 0, y = basis^T w: (basis n + b inward) . w
+    return eq[:, :5] @ basis.T + eq[:, 5:] * inward, o, length
+
+
+def _cone_polygon(wc, axes, up):
+    """SupportPolygon ('cone') from the contact wrench cone's faces, or None (see
+    :func:`_wrench_cone_faces`). Gravity's wrench, in units of the weight, is ``(up, (c - o) x
+    up)``; with ``c - o = x1 e1 + x2 e2`` (+ any height) its moment is ``x2 e1 - x1 e2``."""
+    faces = _wrench_cone_faces(wc)
+    if faces is None:
+        return None
+    h, o, length = faces
+    hf, hm = h[:, :3], h[:, 3:] / length
+    normals = np.stack([-hm @ axes[1], hm @ axes[0]], axis=1)        # normals @ x <= offsets
+    offsets = -hf @ up
+    norm = np.linalg.norm(normals, axis=1)
+    level = norm <= 1e-12 * np.abs(h).max(axis=1)      # faces no CoM position changes
+    empty = SupportPolygon(np.zeros((0, 2)), axes, True, "cone", 0)
+    if (offsets[level] < -1e-12).any():
+        return empty
+    keep = ~level
+    box = _BOX * np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]])
+    x = _clip(box, normals[keep] / norm[keep, None], offsets[keep] / norm[keep])
+    if len(x) == 0:
+        return empty
+    bounded = bool((np.abs(x) < _BOX * (1.0 - 1e-9)).all())
+    return SupportPolygon(convex_hull(x + axes @ o), axes, bounded, "cone", 0)
+
+
+def _clip(polygon, normals, offsets, tol=1e-11):
+    """The convex ``polygon`` (m, 2) cut by the half-planes ``normals @ x <= offsets`` (unit
+    normals), the most violated first, until none cuts it by more than ``tol`` [m] (redundant
+    ones never do; the faces' rounding, ~1e-13 m, would cut corners into pairs)."""
+    while len(polygon):
+        excess = (polygon @ normals.T - offsets).max(axis=0)
+        i = int(np.argmax(excess))
+        if excess[i] <= tol:
+            break
+        s = polygon @ normals[i] - offsets[i]
+        out = []
+        for p, q, sp, sq in zip(polygon, np.roll(polygon, -1, axis=0), s, np.roll(s, -1)):
+            if sp <= 0.0:
+                out.append(p)
+            if (sp < 0.0 < sq) or (sq < 0.0 < sp):
+                out.append(p + (q - p) * (sp / (sp - sq)))
+        polygon = np.array(out).reshape(-1, 2)
+    return polygon
 
 
 def _project(wc, axes, up):

@@ -21,8 +21,8 @@ tick's steps has its turn after them):
   plane through their mean height (:func:`~.dynamics.contacts.ground_support`). For flat
   contacts (every point on one plane normal to gravity) this is exactly
   :func:`~.dynamics.contacts.support_polygon`; for others (a foot on a step, a tilted sole)
-  it is the classic flat-ground polygon, not the friction-limited equilibrium region, whose
-  iterative projection costs ~15 ms (``~/check_equilibrium`` computes it). No active
+  it is the classic flat-ground polygon, not the friction-limited equilibrium region, which
+  costs milliseconds (``~/check_equilibrium`` computes it). No active
   contact: a polygon without points.
 - ``~/stability_margin`` (kin_dyn_ros_interfaces/StabilityMargin): the signed distance [m]
   from the CoM's ground projection to that polygon (> 0 inside; -inf without an active

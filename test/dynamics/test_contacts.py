@@ -9,8 +9,8 @@ References are independent of the functions under test:
   link x axis; checked by the equality of every half-plane). Klamp't's "fancy" API with
   user-given cone planes was not used: it returned forces with no moment balance;
 - a brute-force grid of CoM positions, each tested by its own LP over the cone *edges*
-  (generator form, ``scipy.optimize.linprog``), against the polygon (half-space form, built by
-  iterative projection);
+  (generator form, ``scipy.optimize.linprog``), against the polygon (half-space form, from the
+  wrench cone's faces or by iterative projection);
 - ``scipy.spatial.ConvexHull`` for the monotone-chain hull;
 - for ``equilibrium_torques``: the equations of motion from ``kd.rnea`` and from Pinocchio
   (test oracle) with the returned contact wrenches, and the same QP solved by SLSQP on
@@ -194,7 +194,7 @@ def test_convex_hull_against_scipy(rng):
 # ------------------------------------------------------------------------ support polygon
 
 
-@pytest.mark.parametrize("method", ["hull", "projection"])
+@pytest.mark.parametrize("method", ["hull", "cone", "projection"])
 def test_box_polygon_is_the_rectangle(method):
     shift = np.array([0.3, -0.2, 0.05])
     contacts = [Contact("box", BOX, [0, 0, 1], 0.5)]
@@ -250,7 +250,7 @@ def test_friction_too_low_for_a_slope(slope):
 def test_stairs_polygon_against_brute_force_grid():
     contacts, poses = stairs_scene()
     poly = support_polygon(contacts, poses, GRAVITY, K)
-    assert poly.method == "projection" and poly.bounded
+    assert poly.method == "cone" and poly.bounded
     hull = convex_hull(np.concatenate(world_points(contacts, poses))[:, :2])
     assert poly.area > ConvexHull(hull).volume + 1e-3   # friction widens it beyond the hull
     xs, ys = np.meshgrid(np.linspace(-0.15, 0.85, 21), np.linspace(-0.15, 0.3, 11))
@@ -265,6 +265,55 @@ def test_stairs_polygon_against_brute_force_grid():
         assert com_equilibrium(contacts, com, 1.0, GRAVITY, poses, K, poly).feasible is ref
         checked += 1
     assert checked > 200
+
+
+def random_support(rng):
+    """Two or three boxes or soles at random heights, tilts up to 0.4 rad and frictions
+    0.3-1.0, within 1 m: a non-flat support."""
+    contacts, poses = [], {}
+    for i in range(rng.integers(2, 4)):
+        tilt = rot_x(rng.uniform(-0.4, 0.4)) @ rot_y(rng.uniform(-0.4, 0.4))
+        poses[f"c{i}"] = pose(rot_z(rng.uniform(-np.pi, np.pi)) @ tilt,
+                              rng.uniform([-0.5, -0.5, 0.0], [0.5, 0.5, 0.4]))
+        contacts.append(Contact(f"c{i}", BOX if i % 2 else SOLE, [0, 0, 1],
+                                rng.uniform(0.3, 1.0)))
+    return contacts, poses
+
+
+def test_cone_faces_equal_the_projection_and_brute_force(rng):
+    """On random non-flat supports the wrench cone's polygon and the iterative projection's
+    are the same set (every vertex of each on the other's boundary, to the LP tolerance), and
+    CoMs classified by the brute-force LP over the cone edges agree with it."""
+    checked = 0
+    for _ in range(12):
+        contacts, poses = random_support(rng)
+        cone = support_polygon(contacts, poses, GRAVITY, K)
+        lps = support_polygon(contacts, poses, GRAVITY, K, method="projection")
+        assert cone.method == "cone" and cone.n_lps == 0 and cone.bounded is lps.bounded
+        assert len(cone.vertices) == 0 if len(lps.vertices) == 0 else len(cone.vertices) >= 3
+        for a, b in ((cone, lps), (lps, cone)):
+            for v in a.vertices:
+                assert abs(b.margin(v)) <= 1e-9, (v, b.margin(v))
+        assert abs(cone.area - lps.area) <= 1e-9
+        for xy in rng.uniform(-0.8, 0.8, size=(10, 2)):
+            com = np.array([*xy, 1.0])
+            if abs(cone.margin(com)) > BOUNDARY:
+                assert (cone.margin(com) > 0) is brute_force_equilibrium(contacts, poses, com)
+                checked += 1
+    assert checked >= 100
+
+
+def test_cone_needs_a_six_dimensional_pointed_cone():
+    """A single point (3-D wrench cone) and two hands squeezing between walls (no interior
+    direction: opposite forces cancel) take the iterative projection; method='cone' says
+    why it cannot."""
+    point = ([Contact("p", [[0.0, 0.0, 0.0]], [0, 0, 1], 0.5)], {"p": pose(rot_y(0.1))})
+    walls = ([Contact("l", BOX, [0, 0, 1], 0.8), Contact("r", BOX, [0, 0, 1], 0.8)],
+             {"l": pose(rot_y(np.pi / 2), (-0.5, 0, 1)), "r": pose(rot_y(-np.pi / 2), (0.5, 0, 1))})
+    for contacts, poses in (point, walls):
+        assert support_polygon(contacts, poses, GRAVITY, K).method == "projection"
+        with pytest.raises(ValueError, match="6-D, pointed contact wrench cone"):
+            support_polygon(contacts, poses, GRAVITY, K, method="cone")
 
 
 def test_polygons_against_klampt(rng, klampt_k_edges):

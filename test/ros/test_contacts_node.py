@@ -506,4 +506,4 @@ def test_ground_support_is_the_hull_of_the_projected_points(ref):
     for v in got.polygon.vertices:          # every vertex is a projected point
         assert np.min(np.linalg.norm(pts[:, :2] - v, axis=1)) <= 1e-15
     np.testing.assert_allclose(got.points[:, 2], pts[:, 2].mean(), atol=1e-15)
-    assert support_polygon(contacts, tilted, ref.gravity).method == 'projection'
+    assert support_polygon(contacts, tilted, ref.gravity).method == 'cone'
