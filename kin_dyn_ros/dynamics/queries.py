@@ -79,11 +79,12 @@ QUERIES = {f.__name__: f for f in (jacobian, mass_matrix, dynamics, equilibrium_
 
 def run(kd, name, representation, w_H_b, s, *args):
     """Query ``name`` of :data:`QUERIES` on a copy of ``kd`` in ``representation`` (so that
-    concurrent queries and the caller's own use of ``kd`` never interfere); ValueError for an
-    unknown name or what the query raises."""
+    concurrent queries and the caller's own use of ``kd`` never interfere), whose calls share
+    one forward pass (``keep_kinematics``); ValueError for an unknown name or what the query
+    raises."""
     query = QUERIES.get(name)
     if query is None:
         raise ValueError(f"unknown query '{name}'")
-    kd = kd.sharing_model()
+    kd = kd.sharing_model(keep_kinematics=True)
     kd.set_frame_velocity_representation(representation)
     return query(kd, w_H_b, s, *args)

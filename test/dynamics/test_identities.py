@@ -250,3 +250,21 @@ def test_representation_change_preserves_energy_and_momentum(kd, case, state):
         assert_close(energy[rep], energy[REPRESENTATIONS[0]], f"kinetic energy {rep} vs MIXED", RTOL)
         assert_close(momentum[rep], momentum[REPRESENTATIONS[0]], f"centroidal momentum {rep} vs MIXED", RTOL)
     kd.set_frame_velocity_representation(core_representation("MIXED"))
+
+
+def test_kept_kinematics_follow_the_state_values(kd, rep, state, rng):
+    """A model that keeps the last state's kinematics (``sharing_model(keep_kinematics=True)``,
+    as the services' queries do) answers queries on arrays changed in place, and at another
+    state and back, bit for bit as one that recomputes them every call."""
+    keeping = kd.sharing_model(keep_kinematics=True)
+    w_H_b, s = state.w_H_b.copy(), state.s.copy()
+    queries = (lambda k: k.mass_matrix(w_H_b, s), lambda k: k.gravity_term(w_H_b, s),
+               lambda k: k.centroidal_momentum_matrix(w_H_b, s),
+               lambda k: k.CoM_position(w_H_b, s))
+    for change in (None, "s", "w_H_b", None):
+        if change == "s":
+            s += rng.uniform(-0.2, 0.2, s.shape)           # in place: same array, new values
+        elif change == "w_H_b":
+            w_H_b[:3, 3] += rng.uniform(-1.0, 1.0, 3)
+        for query in queries:
+            np.testing.assert_array_equal(query(keeping), query(kd))
