@@ -56,6 +56,7 @@ import functools
 
 import numpy as np
 from builtin_interfaces.msg import Time
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from geometry_msgs.msg import Point, Point32, PolygonStamped, Vector3
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker
@@ -65,10 +66,10 @@ from kin_dyn_ros_interfaces.srv import CheckEquilibrium
 
 from .conversions import float_array, stamp_fields, stamp_to_ns, stamp_words, xyz_fields
 from ..dynamics.contacts import Contact, ground_axes, hull_support
-from ..equilibrium_worker import EquilibriumWorker
+from ..equilibrium_worker import EquilibriumWorker, QueryWorker
 from .markers import MarkerGroup, make_marker
 from .outputs import EffortMessage, SerializedTemplate, TemplateCache
-from .services import request_call
+from .services import offloaded, request_call
 from .throttle import ThrottledLogger
 
 try:
@@ -231,12 +232,16 @@ class SupportMessages:
 class ContactMechanics:
     """Publishers, per-tick support and the ``~/check_equilibrium`` service of one node.
 
-    ``source()`` returns the services' :class:`.services.Snapshot`; ``queries`` (a
-    :class:`~kin_dyn_ros.equilibrium_worker.QueryWorker`) computes the service's answers.
+    ``source()`` returns the services' :class:`.services.Snapshot`. The service's answers are
+    computed by a :class:`~kin_dyn_ros.equilibrium_worker.QueryWorker` of its own (a process
+    beside the other services' one: a check takes milliseconds, up to tens on a
+    non-flat support, and ~/get_dynamics must not queue behind it), awaited off the
+    executor's thread (:func:`.services.offloaded`).
     """
 
-    def __init__(self, node, source, queries):
-        self._logger, self._source, self._queries = node.get_logger(), source, queries
+    def __init__(self, node, source):
+        self._node, self._logger, self._source = node, node.get_logger(), source
+        self._queries = QueryWorker()
         self._log = ThrottledLogger(self._logger, THROTTLE_S)
         events = PublisherEventCallbacks(use_default_callbacks=False)
 
@@ -245,7 +250,10 @@ class ContactMechanics:
         self._polygon_pub = pub(PolygonStamped, "~/support_polygon")
         self._margin_pub = pub(StabilityMargin, "~/stability_margin")
         self._torques_pub = pub(JointState, "~/equilibrium_torques")
-        self.service = node.create_service(CheckEquilibrium, "~/check_equilibrium", self._check)
+        # a group of its own: while a check is awaited, the node's default group (the other
+        # services, timers, parameters) stays free; checks still come one at a time
+        self.service = node.create_service(CheckEquilibrium, "~/check_equilibrium", self._check,
+                                           callback_group=MutuallyExclusiveCallbackGroup())
         self._contacts, self._settings, self._kd = {}, None, None
         self._clear()
         self._worker, self._worker_model = EquilibriumWorker(), None
@@ -257,9 +265,12 @@ class ContactMechanics:
             model = (urdf, kd.model.root_link, tuple(kd.gravity))
             if model != self._worker_model:
                 self._worker.set_model(urdf, model[1], kd.gravity)
+                self._queries.set_model(urdf, model[1], kd.gravity, model=kd.model)
                 self._worker_model = model
             if names and settings.equilibrium_rate > 0:
                 self._worker.start()    # its start-up now, not during the first ticks
+            if names:
+                self._queries.start()
         geometry = {g[0]: g for g in settings.contact_geometry}
         self._kd, self._settings = kd, settings
         self._contacts = {} if kd is None else {c: make_contact(geometry[c]) for c in names}
@@ -406,8 +417,9 @@ class ContactMechanics:
         self._torques_pub.publish(self._torques.render(res.tau, Time(sec=sec, nanosec=nanosec)))
 
     def close(self):
-        """Stop the equilibrium worker process."""
+        """Stop the worker processes (equilibrium torques, the service's)."""
         self._worker.close()
+        self._queries.close()
 
     def new_markers(self):
         """Markers of the latest support (stamped with its tick; a
@@ -419,9 +431,9 @@ class ContactMechanics:
         return support_markers(self._settings.world_frame, self._stamp, self._support)
 
     # -- the service -----------------------------------------------------------------------
-    def _check(self, request, response):
+    async def _check(self, request, response):
         try:
-            self._fill(request, response)
+            await self._fill(request, response)
             response.success = True
         except ValueError as exc:
             response = CheckEquilibrium.Response(success=False, message=str(exc))
@@ -453,11 +465,12 @@ class ContactMechanics:
             contacts = [Contact(c.link, c.points, c.normal, mu) for c, mu in zip(contacts, mus)]
         return names, contacts
 
-    def _fill(self, request, r):
+    async def _fill(self, request, r):
         call = request_call(self._source(), request)
         kd = call.kd
         names, contacts = self._request_contacts(request, call)
-        d = self._queries.call(kd, "equilibrium_check", call.rep, call.w_H_b, call.s, contacts)
+        d = await offloaded(self._node, lambda: self._queries.call(
+            kd, "equilibrium_check", call.rep, call.w_H_b, call.s, contacts))
         r.message, r.feasible, r.margin = d["message"], d["feasible"], d["margin"]
         r.inside = bool(d["margin"] >= 0.0)
         r.com = _point(d["com"])

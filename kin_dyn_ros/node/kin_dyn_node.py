@@ -24,10 +24,13 @@ the executor that spins the node. All of these take the node's one lock (``_lock
 guards the tick's state. The services never take it: they answer from
 :attr:`KinDynNode._snapshot`, an immutable record of the last tick's state and the model
 (read only), replaced (one reference) at every tick, so a request sees the state of one
-tick. Their computation runs in a worker process (:class:`~kin_dyn_ros.
-equilibrium_worker.QueryWorker`), the executor's thread waiting on a socket with the
-interpreter lock released; what remains on that thread (messages to arrays and back) holds
-the lock at most ~SWITCH_INTERVAL_S at a time (``main`` shortens the switch interval).
+tick. Their computation runs in worker processes (:class:`~kin_dyn_ros.
+equilibrium_worker.QueryWorker`: one for ~/get_*, one for ~/check_equilibrium), the
+executor's thread waiting on a socket with the interpreter lock released (~/get_*, short),
+or, for ~/check_equilibrium (milliseconds to tens), a thread of the request's own while the
+executor serves the other callbacks (an ``async`` callback, :func:`.services.offloaded`);
+what remains on those threads (messages to arrays and back) holds the interpreter lock at
+most ~SWITCH_INTERVAL_S at a time (``main`` shortens the switch interval).
 
 Choices where the requirements are open:
 - A tick whose JointState stamp equals the last one is skipped entirely (also in timer
@@ -136,7 +139,7 @@ class KinDynNode(Node):
         self._tick_timer = self._diag_timer = None
         self._pub = Publishers(self)
         self._queries = QueryWorker()      # the services' computations, off the tick
-        self._mechanics = ContactMechanics(self, self._service_source, self._queries)
+        self._mechanics = ContactMechanics(self, self._service_source)
         self._planner_services = DynamicsServices(self, self._service_source, self._queries)
         self._configure(self._settings)
         self._load_parameter_model()      # before any input can arrive

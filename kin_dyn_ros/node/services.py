@@ -16,10 +16,12 @@ Matrices are row-major; columns are ``COLUMN_BASE`` then the model's joints.
 (:func:`request_call`).
 """
 
+import threading
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
+from rclpy.task import Future
 
 from kin_dyn_ros_interfaces.srv import GetDynamics, GetJacobian, GetMassMatrix
 
@@ -27,7 +29,8 @@ from .conversions import float_array, pose_to_matrix, twist_to_array
 from ..dynamics.base_state import change_base_representation
 from ..dynamics.representations import parse_representation
 
-__all__ = ["COLUMN_BASE", "Snapshot", "DynamicsServices", "explicit_state", "request_call"]
+__all__ = ["COLUMN_BASE", "Snapshot", "DynamicsServices", "explicit_state", "offloaded",
+           "request_call"]
 
 COLUMN_BASE = ("base_lin_x", "base_lin_y", "base_lin_z", "base_ang_x", "base_ang_y", "base_ang_z")
 
@@ -129,6 +132,30 @@ class DynamicsServices:
             setattr(response, field, float_array(d[field].ravel()))
         response.com.x, response.com.y, response.com.z = (float(v) for v in d["com"])
         response.frames = list(request.frames)
+
+
+def offloaded(node, fn):
+    """An rclpy Future of ``fn()`` (its result, or the exception it raised) run on a thread of
+    its own, for an ``async`` service callback to await: the executor's thread serves the
+    node's other callbacks meanwhile (a long ~/check_equilibrium then never holds up
+    ~/get_dynamics or the parameter services). Completing it wakes the node's executor (its
+    done callback is scheduled there as a task), which then resumes the awaiting callback."""
+    future = Future(executor=node.executor)
+    future.add_done_callback(lambda _: None)
+
+    def run():
+        try:
+            result = fn()
+        except Exception as exc:    # raised again where the future is awaited
+            outcome = (future.set_exception, exc)
+        else:
+            outcome = (future.set_result, result)
+        try:
+            outcome[0](outcome[1])
+        except Exception:           # the executor has shut down meanwhile: nobody awaits it
+            pass
+    threading.Thread(target=run, name="kin_dyn_service", daemon=True).start()
+    return future
 
 
 def request_call(source, request):

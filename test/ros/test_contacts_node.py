@@ -16,6 +16,7 @@ import math
 import pathlib
 import re
 import sys
+import threading
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -39,7 +40,7 @@ from kin_dyn_ros.dynamics.equilibrium import com_equilibrium, equilibrium_torque
 from kin_dyn_ros.node import KinDynNode  # noqa: E402
 from kin_dyn_ros.node.settings import make_settings  # noqa: E402
 from kin_dyn_ros_interfaces.msg import FloatingBaseState, StabilityMargin  # noqa: E402
-from kin_dyn_ros_interfaces.srv import CheckEquilibrium  # noqa: E402
+from kin_dyn_ros_interfaces.srv import CheckEquilibrium, GetDynamics  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -273,7 +274,7 @@ def test_a_tick_with_nothing_to_do_is_a_single_step(system, ref):
     active contact: no request to the worker, so no answer either), at 100 Hz."""
     node = rclpy.create_node('kin_dyn_steps_probe', namespace=NAMESPACE,
                              context=system.node.context)
-    mechanics = ContactMechanics(node, lambda: None, queries=None)
+    mechanics = ContactMechanics(node, lambda: None)
     try:
         settings = replace(system.node._settings, equilibrium_rate=100.0)
         mechanics.configure(ref, FEET, settings)                   # no URDF: no worker
@@ -431,6 +432,37 @@ def test_check_equilibrium_answers_equal_the_core(system, ref):
                                                                                    'r_sole']))
     measured = system.node._snapshot.measured
     assert_service_equals_core(res, core(ref, measured.w_H_b, measured.s), ref, FEET)
+
+
+def test_a_check_in_progress_never_holds_up_the_other_services(system, ref, monkeypatch):
+    """~/check_equilibrium is awaited off the executor's thread: while one is computing (held
+    here until released), ~/get_dynamics is answered; released, the check answers as the
+    core. (The executor is single-threaded, as rclpy.spin's.)"""
+    queries = system.node._mechanics._queries
+    inner, entered, release = queries.call, threading.Event(), threading.Event()
+
+    def held(*args):
+        entered.set()
+        assert release.wait(30.0)
+        return inner(*args)
+    monkeypatch.setattr(queries, 'call', held)
+    dynamics = system.rig.node.create_client(GetDynamics,
+                                             system.rig.private('get_dynamics'))
+    try:
+        assert dynamics.wait_for_service(timeout_sec=10.0)
+        w_H_b, s = standing(ref)
+        check = system.client.call_async(CheckEquilibrium.Request(state=state_msg(ref, w_H_b,
+                                                                                  s)))
+        assert system.rig.spin_until(entered.is_set)
+        answer = dynamics.call_async(GetDynamics.Request(state=state_msg(ref, w_H_b, s)))
+        assert system.rig.spin_until(answer.done), 'get_dynamics waited for the check'
+        assert answer.result().success and not check.done()
+        release.set()
+        assert system.rig.spin_until(check.done)
+        assert_service_equals_core(check.result(), core(ref, w_H_b, s), ref, FEET)
+    finally:
+        release.set()
+        system.rig.node.destroy_client(dynamics)
 
 
 def test_check_equilibrium_errors_are_reported_not_thrown(system, ref):
