@@ -56,8 +56,8 @@ import functools
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from geometry_msgs.msg import Point, Point32, PolygonStamped, Vector3
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker
 

@@ -59,11 +59,12 @@ def explicit_state(kd, state):
     if not (np.isfinite(pos).all() and np.isfinite(vel).all()):
         raise ValueError("state positions or velocities contain NaN or inf")
     index = {name: i for i, name in enumerate(kd.joints_name_list)}
+    given = set(names)
     unknown = [n for n in names if n not in index]
-    if unknown or len(set(names)) != len(names):
+    if unknown or len(given) != len(names):
         raise ValueError(f"unknown joints {unknown}" if unknown else "a joint is named twice")
     mimic = kd.mimic_joints
-    missing = [n for n in index if n not in set(names) and n not in mimic]
+    missing = [n for n in index if n not in given and n not in mimic]
     if missing:
         raise ValueError(f"state misses joints {missing}")
     s, s_dot = np.zeros(len(index)), np.zeros(len(index))
