@@ -241,7 +241,7 @@ class ContactMechanics:
 
     def __init__(self, node, source):
         self._node, self._logger, self._source = node, node.get_logger(), source
-        self._queries = QueryWorker()
+        self._queries, self._queries_model = QueryWorker(), None
         self._log = ThrottledLogger(self._logger, THROTTLE_S)
         events = PublisherEventCallbacks(use_default_callbacks=False)
 
@@ -265,8 +265,10 @@ class ContactMechanics:
             model = (urdf, kd.model.root_link, tuple(kd.gravity))
             if model != self._worker_model:
                 self._worker.set_model(urdf, model[1], kd.gravity)
-                self._queries.set_model(urdf, model[1], kd.gravity, model=kd.model)
                 self._worker_model = model
+            if kd.model is not self._queries_model:     # (it answers only for this model)
+                self._queries.set_model(urdf, model[1], kd.gravity, model=kd.model)
+                self._queries_model = kd.model
             if names and settings.equilibrium_rate > 0:
                 self._worker.start()    # its start-up now, not during the first ticks
             if names:

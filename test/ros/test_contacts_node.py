@@ -437,9 +437,11 @@ def test_check_equilibrium_answers_equal_the_core(system, ref):
 def test_a_check_in_progress_never_holds_up_the_other_services(system, ref, monkeypatch):
     """~/check_equilibrium is awaited off the executor's thread: while one is computing (held
     here until released), ~/get_dynamics is answered; released, the check answers as the
-    core. (The executor is single-threaded, as rclpy.spin's.)"""
+    core, computed by its own worker process. (The executor is single-threaded, as
+    rclpy.spin's.)"""
     queries = system.node._mechanics._queries
     inner, entered, release = queries.call, threading.Event(), threading.Event()
+    asked = queries._key                    # queries its process has been sent so far
 
     def held(*args):
         entered.set()
@@ -460,6 +462,7 @@ def test_a_check_in_progress_never_holds_up_the_other_services(system, ref, monk
         release.set()
         assert system.rig.spin_until(check.done)
         assert_service_equals_core(check.result(), core(ref, w_H_b, s), ref, FEET)
+        assert queries.running and queries._key == asked + 1     # answered by its process
     finally:
         release.set()
         system.rig.node.destroy_client(dynamics)
