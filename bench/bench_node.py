@@ -76,7 +76,8 @@ sole, its right sole on a 4.5 cm step and pitched, so the support polygon takes 
 path, the contact wrench cone's faces, not the flat feet' hull). Each client has its own rclpy node,
 executor and thread and calls asynchronously at a fixed rate; a call still pending when the
 next is due is skipped and counted. Before the first run the client process times
-~/check_equilibrium on the idle node for flat feet and for that support, and checks here in
+~/check_equilibrium on the idle node for flat feet and for that support (and ~/get_dynamics
+at the flat feet's state), and checks here in
 process that the support takes the non-flat path. The table puts, per rate, the two runs side
 by side: per-tick outputs' share received and p50/p99/max latency, the node's CPU per
 JointState (with clients it includes the services' work), and per service the calls made,
@@ -465,7 +466,8 @@ def service_clients(model=None):
     """The service-load process. Make the clients (:class:`ClientLoop`): DYNAMICS_CLIENTS of
     ~/get_dynamics at DYNAMICS_HZ and one of ~/check_equilibrium at EQUILIBRIUM_HZ on the
     STEP_POSTURE support; wait for the services, time check_equilibrium on the idle node for
-    flat feet and for that support, print "ready {...}" (JSON); then on "go" (stdin) start
+    flat feet and for that support and get_dynamics (flat feet's state), print "ready {...}"
+    (JSON); then on "go" (stdin) start
     every client, on "stop" stop them and print {service: {"clients", "made", "answered",
     "failed", "skipped", "message", "latency": [ms, ...]}} as JSON. Ends with stdin."""
     import rclpy
@@ -501,6 +503,11 @@ def service_clients(model=None):
                                                                     response.success),
                      'feasible': bool(response and response.feasible),
                      'message': response.message if response else 'no answer'}
+    dynamics = loops['get_dynamics'][0]     # (no measured state yet: the flat feet's)
+    answers = [dynamics.call(GetDynamics.Request(state=flat, frames=SERVICE_FRAMES))
+               for _ in range(10)]
+    idle['get_dynamics'] = {'ms': float(np.median([ms for _, ms in answers])),
+                            'success': all(r is not None and r.success for r, _ in answers)}
     method, local_ms = local_support(kd, w_H_b, s)
     print('ready ' + json.dumps({'idle': idle, 'method': method, 'local_ms': local_ms}),
           flush=True)
@@ -772,7 +779,8 @@ def print_service_load(rows, check):
           f"{idle['flat']['ms']:.1f} ms, the load's support {idle['step']['ms']:.1f} ms "
           f"(success {idle['step']['success']}, feasible {idle['step']['feasible']}); support "
           f"polygon here: {check['method']}, {check['local_ms']:.1f} ms in process; non-flat "
-          f"path: {'yes' if nonflat else 'NO'}")
+          f"path: {'yes' if nonflat else 'NO'}; get_dynamics on the idle node (median of 10): "
+          f"{idle['get_dynamics']['ms']:.1f} ms (success {idle['get_dynamics']['success']})")
     verdicts = []
     for base, loaded in zip(rows[::2], rows[1::2]):
         rate = base['rate']
