@@ -30,7 +30,8 @@ equilibrium for legged robots", IEEE T-RO 24(4)): with ``f_i`` in the cones,
   ``scipy.spatial.ConvexHull``, 5-D) gives the cone's faces ``h . w <= 0``. Gravity's wrench
   is affine in the CoM's ground position, so each face is one half-plane of CoMs and the
   polygon is their intersection (exact for the linearised cones, to rounding). ~5 ms for two
-  feet of 4 points with 8-facet pyramids (32 LPs of the projection: 60-110 ms).
+  feet of 4 points with 8-facet pyramids (32 LPs of the projection: 60-110 ms), ~11 ms for
+  eight such contacts (the LPs: 250 ms).
 - Where that cone is not 6-D (a point, a line, frictionless points), has no interior
   direction (contacts that can squeeze, e.g. between two walls), or has over
   ``_MAX_CONE_EDGES`` edges: Bretl and Lall's iterative projection, each support query
@@ -67,7 +68,10 @@ _FLAT_TOL = 1e-9     # [m] height spread and [-] normal misalignment accepted as
 _EDGE_TOL = 1e-9     # [m] an LP support value within this of an edge confirms the edge
 _BOX = 1e3           # [m] half-size of the box that bounds an unbounded polygon
 _MAX_LPS = 200
-_MAX_CONE_EDGES = 256   # pyramid edges beyond which Qhull's face count makes the LPs cheaper
+# pyramid edges beyond which the LPs are used: Qhull's faces grow up to quadratically with
+# the edges (5-D); on random supports 256 edges took 11 ms (LPs 250 ms), 1024 edges 17-144 ms
+# (LPs 2.3-2.7 s)
+_MAX_CONE_EDGES = 1024
 _LP_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
