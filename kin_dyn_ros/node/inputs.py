@@ -185,7 +185,8 @@ def subscribe_sensors(node, settings, lock, on_joint_state, on_odometry, on_wren
     rclpy API is missing: :func:`.sensor_thread.available`)."""
     thread = None
     if settings.sensor_thread and SensorThread.available(node.get_logger()):
-        thread = SensorThread(node, on_error, on_idle=on_idle and _under(lock, on_idle))
+        thread = SensorThread(node, on_error, on_idle=on_idle and _under(lock, on_idle),
+                              cpu=settings.sensor_thread_cpu)
     group = None if thread is None else thread.group
 
     def sensor(msg_type, topic, callback):

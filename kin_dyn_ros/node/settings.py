@@ -61,6 +61,8 @@ _PARAMETERS = (
     ("sensor_thread", True, "true: joint_states, odometry and wrenches are taken on a thread "
      "of the node's own (~0.25 ms less CPU per message than rclpy's executor); false: by the "
      "executor that spins the node", True),
+    ("sensor_thread_cpu", -1, "CPU the sensor thread (and so the tick) is pinned to (Linux), "
+     "e.g. a core isolated for control; -1 = not pinned", True),
 )
 
 # Parameters whose change rebuilds the dynamics model.
@@ -96,6 +98,7 @@ class Settings:
     publish_forward_dynamics: bool = True
     diagnostics_period: float = 1.0
     sensor_thread: bool = True
+    sensor_thread_cpu: int = -1
 
     @property
     def representation(self):
@@ -156,6 +159,10 @@ def make_settings(**values):
                  "publish_forward_dynamics", "sensor_thread"):
         if not isinstance(getattr(s, name), bool):
             raise ValueError(f"parameter '{name}' must be a bool, got {getattr(s, name)!r}")
+    cpu = s.sensor_thread_cpu
+    if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < -1:
+        raise ValueError(f"parameter 'sensor_thread_cpu' must be a CPU index >= 0 or -1, "
+                         f"got {cpu!r}")
     return replace(
         s, contacts=contacts, fixed_base_pose=pose,
         contact_topics=tuple((c, _string(contact_topic_parameter(c),

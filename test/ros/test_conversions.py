@@ -185,6 +185,9 @@ def test_settings_defaults_and_normalisation():
     (dict(contacts=('a', 'a')), "'contacts' must be distinct"),
     (dict(publish_tf='yes'), "'publish_tf' must be a bool"),
     (dict(sensor_thread=1), "'sensor_thread' must be a bool"),
+    (dict(sensor_thread_cpu=-2), "'sensor_thread_cpu' must be a CPU index >= 0 or -1"),
+    (dict(sensor_thread_cpu=1.0), "'sensor_thread_cpu' must be a CPU index"),
+    (dict(sensor_thread_cpu=True), "'sensor_thread_cpu' must be a CPU index"),
 ])
 def test_settings_reject_bad_values(values, match):
     with pytest.raises(ValueError, match=match):

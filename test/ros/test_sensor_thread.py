@@ -5,10 +5,12 @@ executor spins in the test thread, so a callback run by it would be seen on the 
 thread.
 """
 
+import os
 import pathlib
 import sys
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 import rclpy
@@ -264,3 +266,24 @@ def test_a_callback_failing_after_shutdown_is_not_reported():
     executor.shutdown()
     node.destroy_node()
     gen.close()
+
+
+@pytest.mark.skipif(not hasattr(os, 'sched_setaffinity'), reason='CPU affinity is Linux-only')
+def test_cpu_pins_the_thread_and_a_refused_cpu_leaves_it_unpinned(pair, monkeypatch):
+    """``cpu`` (sensor_thread_cpu) pins the thread, not the process; a CPU the OS refuses
+    leaves the thread on the process's CPUs with one warning, and it still takes messages."""
+    allowed = os.sched_getaffinity(0)
+    cpu = max(allowed)
+    warnings = []
+    monkeypatch.setattr(pair[1], 'get_logger', lambda: SimpleNamespace(warning=warnings.append))
+    for wanted, expected, topic in ((cpu, {cpu}, 'pinned'), (4096, allowed, 'refused')):
+        got = []
+        thread, pub = wired(pair, lambda sub, exc: None, topic,
+                            lambda m: got.append(os.sched_getaffinity(threading.get_native_id())),
+                            cpu=wanted)
+        thread.start()
+        pub.publish(Int32(data=1))
+        assert spin_until(pair[2], lambda: got)
+        assert got[0] == expected and os.sched_getaffinity(0) == allowed
+        thread.stop()
+    assert len(warnings) == 1 and 'sensor_thread_cpu 4096' in warnings[0]
