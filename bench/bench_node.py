@@ -124,7 +124,7 @@ import time
 import numpy as np
 
 from floor_bench import FloorProcess, TickTimer, print_floor    # bench/, beside this file
-from floor_node import MODES as FLOOR_MODES
+from floor_node import MODES as FLOOR_MODES, input_messages
 from models import model_label, model_text
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -199,7 +199,6 @@ def publish(duration, aux_rate, model=None, namespaces=('',)):
     rclpy.init()
     node = rclpy.create_node('kin_dyn_bench_publisher', start_parameter_services=False)
     kd = KinDynComputations(model_urdf(model))
-    names = kd.joints_name_list
     sets = []       # (joint_states, odometry, [wrenches]) per namespace
     for ns in namespaces:
         base = f'/{ns.strip("/")}/' if ns.strip('/') else ''
@@ -213,16 +212,7 @@ def publish(duration, aux_rate, model=None, namespaces=('',)):
            and time.monotonic() < deadline):
         time.sleep(0.01)
     time.sleep(1.0)    # let the rest of discovery settle
-    rng = np.random.default_rng(0)
-    msg = JointState(name=names, position=rng.uniform(-0.3, 0.3, len(names)).tolist(),
-                     velocity=rng.normal(size=len(names)).tolist(),
-                     effort=rng.normal(size=len(names)).tolist())
-    odom = Odometry()
-    odom.header.frame_id, odom.child_frame_id = 'odom', kd.model.root_link
-    odom.pose.pose.position.z = 0.6
-    odom.twist.twist.linear.x = 0.1
-    wrench = WrenchStamped()
-    wrench.wrench.force.z = 150.0
+    msg, odom, wrench = input_messages(kd)
 
     target = [0]
 

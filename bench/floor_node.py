@@ -65,6 +65,26 @@ def joint_state_values(n):
     return (rng.uniform(-0.3, 0.3, n), rng.normal(size=n), rng.normal(size=n))
 
 
+def input_messages(kd):
+    """(JointState, Odometry, WrenchStamped) the bench publisher sends for ``kd``'s model,
+    stamps unset: every joint at :func:`joint_state_values`; the root link at z = ODOM_Z
+    moving at ODOM_VX along x in 'odom'; a WRENCH_FZ N force along z (each contact's)."""
+    from geometry_msgs.msg import WrenchStamped
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import JointState
+    names = kd.joints_name_list
+    s, s_dot, tau = joint_state_values(len(names))
+    js = JointState(name=names, position=s.tolist(), velocity=s_dot.tolist(),
+                    effort=tau.tolist())
+    odom = Odometry()
+    odom.header.frame_id, odom.child_frame_id = 'odom', kd.model.root_link
+    odom.pose.pose.position.z = ODOM_Z
+    odom.twist.twist.linear.x = ODOM_VX
+    wrench = WrenchStamped()
+    wrench.wrench.force.z = WRENCH_FZ
+    return js, odom, wrench
+
+
 def tick_inputs(kd, representation='MIXED'):
     """The arguments of ``kd.compute_tick`` for the bench publisher's messages as the node
     reads them: the root link at z = ODOM_Z moving at ODOM_VX along x (odometry, REP-105: the

@@ -42,21 +42,17 @@ def main():
     os.environ.setdefault('ROS_DOMAIN_ID', str(random.SystemRandom().randint(1, 100)))
 
     import rclpy
-    from geometry_msgs.msg import WrenchStamped
-    from nav_msgs.msg import Odometry
     from rclpy.executors import SingleThreadedExecutor
     from rclpy.parameter import Parameter
     from rclpy.serialization import serialize_message
-    from sensor_msgs.msg import JointState
     from bench_node_contacts import config_parameters
-    from floor_node import joint_state_values
+    from floor_node import input_messages
     from models import model_text
     from kin_dyn_ros.dynamics import KinDynComputations
     from kin_dyn_ros.node import KinDynNode
 
     urdf = model_text(args.model)
     kd0 = KinDynComputations(urdf)
-    names = kd0.joints_name_list
     rclpy.init()
     params = {**config_parameters(), 'robot_description': urdf, 'rate': 0.0,
               'use_odometry': True, 'publish_tf': True, 'publish_base_tf': True,
@@ -107,14 +103,7 @@ def main():
             wrap(node, attr, f'{attr}')
     gc.freeze()
 
-    s, s_dot, tau = joint_state_values(len(names))
-    js = JointState(name=names, position=s.tolist(), velocity=s_dot.tolist(), effort=tau.tolist())
-    odom = Odometry()
-    odom.header.frame_id, odom.child_frame_id = 'odom', kd0.model.root_link
-    odom.pose.pose.position.z = 0.6
-    odom.twist.twist.linear.x = 0.1
-    wrench = WrenchStamped()
-    wrench.wrench.force.z = 150.0
+    js, odom, wrench = input_messages(kd0)
     t_ns = time.time_ns()
 
     def feed(count):
