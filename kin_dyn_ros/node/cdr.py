@@ -43,6 +43,10 @@ _COVARIANCE = 36 * 8                    # float64[36] of PoseWithCovariance, Twi
 _U32 = struct.Struct("<I").unpack_from
 _STAMP = struct.Struct("<iI").unpack_from      # builtin_interfaces/Time: sec, nanosec
 _NAME_LAYOUTS = 8                       # JointState name lists remembered (one per publisher)
+# Longer name lists are decoded on each message and not remembered: a list of 100,000 names
+# would otherwise hold ~20 MB, and building its layout peaked at ~60 MB more, which the
+# process kept (found by bench/soak.py's bad input).
+REMEMBERED_NAMES_MAX = 1024
 
 
 class JointStateInput(NamedTuple):
@@ -137,9 +141,9 @@ class _NameLayout:
 class InputReader:
     """Reads the node's sensor messages from their bytes (or from message objects).
 
-    Remembers the last few JointState name lists: a list seen before costs one comparison
-    of its bytes, not one decode per name. Each method raises ValueError for bytes that are
-    not a message of its type.
+    Remembers the last few JointState name lists (of at most :data:`REMEMBERED_NAMES_MAX`
+    names): a list seen before costs one comparison of its bytes, not one decode per name.
+    Each method raises ValueError for bytes that are not a message of its type.
     """
 
     def __init__(self):
@@ -176,16 +180,20 @@ class InputReader:
                 return layout.names, start + layout.size
         if count > (len(data) - start) // 4:     # each string takes at least 4 bytes
             raise ValueError(f"{count} names run past the end")
+        remember = count <= REMEMBERED_NAMES_MAX
         names, keep, p = [], [], start
         for _ in range(count):
             p = _align(p, 4)
             name, end = _string(data, p)
             names.append(name)
-            keep.extend(range(p, end))
+            if remember:
+                keep.extend(range(p, end))
             p = end
-        layout = _NameLayout(data, start, p, keep, tuple(names))
-        self._layouts = [layout] + self._layouts[:_NAME_LAYOUTS - 1]
-        return layout.names, p
+        names = tuple(names)
+        if remember:
+            layout = _NameLayout(data, start, p, keep, names)
+            self._layouts = [layout] + self._layouts[:_NAME_LAYOUTS - 1]
+        return names, p
 
 
 def _odometry(data):

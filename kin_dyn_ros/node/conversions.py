@@ -17,6 +17,7 @@ from geometry_msgs.msg import Pose, TransformStamped
 from ..dynamics.checks import finite_array
 from ..dynamics.model import MimicJoints
 from ..dynamics.quaternions import quaternion_to_matrix, rotations_to_quaternions
+from .cdr import REMEMBERED_NAMES_MAX
 
 __all__ = [
     "pose_to_matrix", "pose_list_to_matrix", "matrix_to_pose", "transform_to_matrix",
@@ -204,7 +205,8 @@ class JointStateMerger:
         self._layouts = {}
 
     def _layout(self, names):
-        """(message indices, model indices) of a name list, cached per distinct list."""
+        """(message indices, model indices) of a name list, cached per distinct list (of at
+        most cdr.REMEMBERED_NAMES_MAX names)."""
         layout = self._layouts.get(names)
         if layout is None:
             if len(set(names)) != len(names):
@@ -213,6 +215,8 @@ class JointStateMerger:
             keep = [(k, self._index[nm]) for k, nm in enumerate(names)
                     if nm in self._index and not self._mimic_mask[self._index[nm]]]
             layout = np.array(keep, dtype=np.intp).reshape(-1, 2).T   # (2, m): src, dst
+            if len(names) > REMEMBERED_NAMES_MAX:     # not kept: a runaway list's names
+                return layout
             if len(self._layouts) > 64:   # bounded cache: publishers with changing lists
                 self._layouts.clear()
             self._layouts[names] = layout

@@ -3,6 +3,7 @@ deserialisation (``rclpy.serialization``, Fast-CDR through the C type support) a
 the messages they were serialised from. Exact equality throughout: no arithmetic happens."""
 
 import struct
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -189,3 +190,27 @@ def test_big_endian_bytes_are_deserialised_by_rclpy():
             + struct.pack('>6d', 1.0, 2.0, 3.0, 4.0, 5.0, 6.0))
     got = InputReader().wrench(data)
     assert read_fields(got) == ((7, 8), 'l_sole', [1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+
+
+def test_a_runaway_name_list_is_read_but_not_remembered():
+    """A JointState of 100,000 names (a runaway publisher; the soak's bad input) reads
+    correctly, and reading it holds no memory afterwards (it held ~20 MB, the reader's
+    layout of the list) nor peaks far above the message's own names (~60 MB more, which the
+    node's process then kept). A list of the model's size is still remembered."""
+    names = [f'j{i}' for i in range(100_000)]
+    data = serialize_message(JointState(name=names, position=[0.5] * len(names)))
+    InputReader().joint_state(data)     # warm-up: lazy imports and caches of a first call
+    reader = InputReader()
+    tracemalloc.start()
+    try:
+        got = reader.joint_state(data)
+        assert got.name == tuple(names) and got.position.shape == (100_000,)
+        del got
+        held, peak = tracemalloc.get_traced_memory()    # allocated since start(), and alive
+    finally:
+        tracemalloc.stop()
+    assert held < 1e6, f'{held / 1e6:.1f} MB held after reading'
+    assert peak < 25e6, f'{peak / 1e6:.1f} MB peak while reading'
+    small = serialize_message(JointState(name=names[:32], position=[0.5] * 32))
+    reader.joint_state(small)
+    assert reader._layouts[0].names == tuple(names[:32])

@@ -139,6 +139,19 @@ def test_merger_rejects_bad_messages_without_changing_state(msg, match):
         np.testing.assert_array_equal(x, y)
 
 
+
+def test_merger_keeps_no_runaway_name_list():
+    """A JointState of 100,000 names (none of the model's: the soak's bad input) updates
+    nothing and leaves nothing held: name lists longer than cdr.REMEMBERED_NAMES_MAX are not
+    cached (the cache held the list's ~6 MB of names). Lists of the model's size are."""
+    m = cv.JointStateMerger(['a', 'b'])
+    names = tuple(f'j{i}' for i in range(100_000))
+    assert m.update(joint_state(names, [0.0] * len(names))) == 0
+    assert names not in m._layouts and len(m._layouts) == 0
+    assert m.update(joint_state(['b', 'a'], [1.0, 2.0])) == 2
+    assert ('b', 'a') in m._layouts
+    np.testing.assert_array_equal(m.state()[0], [2.0, 1.0])
+
 def test_merger_mimic_follows_master_and_carry_over():
     kd = KinDynComputations(MIMIC_URDF)
     assert kd.mimic_joints == {'j3': ('j1', -2.0, 0.5)}
