@@ -125,6 +125,7 @@ import numpy as np
 
 from floor_bench import FloorProcess, TickTimer, print_floor    # bench/, beside this file
 from floor_node import MODES as FLOOR_MODES, input_messages
+from line_process import LineProcess
 from models import model_label, model_text
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -520,31 +521,14 @@ def service_clients(model=None):
     rclpy.try_shutdown()
 
 
-class ServiceLoad:
+class ServiceLoad(LineProcess):
     """A service-load process (this script with ``--clients``): :attr:`check` is its idle
     check; :meth:`start` and :meth:`stop` one run's load (stop: its figures)."""
 
     def __init__(self, model=None):
-        self.proc = subprocess.Popen(
-            [sys.executable, __file__, '--clients', *(['--model', model] if model else [])],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=dict(os.environ))
-        line = self.proc.stdout.readline()
-        if not line.startswith('ready '):
-            raise RuntimeError(f'the service-load process ended (exit {self.proc.wait()})')
-        self.check = json.loads(line[len('ready '):])
-
-    def start(self):
-        self.proc.stdin.write('go\n')
-        self.proc.stdin.flush()
-
-    def stop(self):
-        self.proc.stdin.write('stop\n')
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())
-
-    def close(self):
-        self.proc.stdin.close()
-        self.proc.wait(timeout=20)
+        super().__init__([sys.executable, __file__, '--clients',
+                          *(['--model', model] if model else [])], 'service-load')
+        self.check = json.loads(self.ready[len('ready '):])
 
 
 # -- the measuring process ---------------------------------------------------------------------

@@ -289,6 +289,16 @@ def base_from_odometry(ref, child, w_H_c, twist_c, s, s_dot):
     return w_H_b, np.linalg.solve(jac[:, :6], v_child - jac[:, 6:] @ s_dot)
 
 
+def standing(kd, **joints):
+    """(w_H_b, s): joints at zero (or as given, above the pelvis), the base placed so that
+    l_sole lies on z = 0 rotated by pi about z; both soles are then flat on z = 0."""
+    s = np.zeros(kd.NDoF)
+    for name, value in joints.items():
+        s[kd.joints_name_list.index(name)] = value
+    target = np.diag([-1.0, -1.0, 1.0, 1.0])
+    return target @ np.linalg.inv(kd.forward_kinematics('l_sole', np.eye(4), s)), s
+
+
 def tf_matrices(msg):
     """{(parent, child): (4, 4)} of a TFMessage."""
     return {(t.header.frame_id, t.child_frame_id): transform_to_matrix(t.transform)

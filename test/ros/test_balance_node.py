@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE.parent / 'dynamics'))
 from oracles import normalize_axes  # noqa: E402
 from ros_helpers import (joint_state_msg, load_model, loopback_context,  # noqa: E402
                          module_namespace, node_and_rig, now_stamp, ns, odometry_msg,
-                         wrench_msg, xyz)
+                         standing, wrench_msg, xyz)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -129,16 +129,6 @@ def oracle(icub_urdf, ref):
 
 
 # -- states and wrenches -----------------------------------------------------------------------
-def standing(kd, **joints):
-    """(w_H_b, s): joints at zero (or as given, above the pelvis), the base placed so that
-    l_sole lies on z = 0 rotated by pi about z; both soles are then flat on z = 0."""
-    s = np.zeros(kd.NDoF)
-    for name, value in joints.items():
-        s[kd.joints_name_list.index(name)] = value
-    target = np.diag([-1.0, -1.0, 1.0, 1.0])
-    return target @ np.linalg.inv(kd.forward_kinematics('l_sole', np.eye(4), s)), s
-
-
 UPPER_BODY = dict(torso_pitch=0.08, torso_roll=-0.05, torso_yaw=0.1, l_shoulder_pitch=-0.4,
                   r_shoulder_roll=0.3, l_elbow=0.6, neck_yaw=0.2)
 

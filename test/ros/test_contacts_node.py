@@ -46,7 +46,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from ros_helpers import (from_ns, joint_state_msg, load_model, loopback_context,  # noqa: E402
                          module_namespace, node_and_rig, now_stamp, ns, odometry_msg,
-                         wrench_msg, xyz)
+                         standing, wrench_msg, xyz)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -87,16 +87,6 @@ def system(ros_context, icub_urdf):
 
 
 # -- states ----------------------------------------------------------------------------------
-def standing(kd, **joints):
-    """(w_H_b, s): joints at zero (or as given, above the pelvis), the base placed so that
-    l_sole lies on z = 0 rotated by pi about z; both soles are then flat on z = 0."""
-    s = np.zeros(kd.NDoF)
-    for name, value in joints.items():
-        s[kd.joints_name_list.index(name)] = value
-    target = np.diag([-1.0, -1.0, 1.0, 1.0])
-    return target @ np.linalg.inv(kd.forward_kinematics('l_sole', np.eye(4), s)), s
-
-
 LEANING = dict(torso_pitch=0.5, l_shoulder_pitch=-1.5, r_shoulder_pitch=-1.5)
 
 
