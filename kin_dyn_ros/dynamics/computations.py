@@ -28,7 +28,8 @@ import numpy as np
 from . import algorithms as alg
 from .balance import balance
 from .checks import checked_array, checked_arrays
-from .kinematics import chain_poses, chain_product, forward_pass, path_columns, transform_wrench
+from .kinematics import (chain_poses, chain_product, forward_pass, joint_quaternions,
+                         path_columns, transform_wrench)
 from .model import MimicJoints, build_model
 from .representations import (Representations, base_drift, base_transform, base_transform_dot,
                               base_transform_inverse, frame_drift, frame_transform,
@@ -47,6 +48,8 @@ class TickResult:
 
     - ``joint_transforms`` (n, 4, 4): parent_link_H_child_link of each joint of
       ``joint_names`` (= ``joints_name_list``), what /tf carries; ``base_pose`` (4, 4) w_H_b.
+    - ``joint_quaternions`` (n, 4): the rotations of ``joint_transforms`` as unit quaternions
+      (x, y, z, w), w >= 0, from the joint angles (computed on first access).
     - ``world_H_frames`` (F, 4, 4): world pose of every link, ordered as ``frame_names``
       (computed on first access); ``world_H_frame(k)`` (4, 4) the pose of link
       ``frame_names[k]`` alone.
@@ -75,6 +78,11 @@ class TickResult:
     _frame_poses: object = field(repr=False, default=None)
     _frame_pose: object = field(repr=False, default=None)
     _balance: object = field(repr=False, default=None)
+    _joint_quaternions: object = field(repr=False, default=None)
+
+    @cached_property
+    def joint_quaternions(self):
+        return self._joint_quaternions()
 
     @cached_property
     def world_H_frames(self):
@@ -436,7 +444,8 @@ class KinDynComputations:
         w_H_b, s, base_vel, s_dot, tau = checked_arrays(
             ("w_H_b", w_H_b, (4, 4)), ("s", s, n), ("base_vel", base_vel, (6,)),
             ("s_dot", s_dot, n), ("tau", tau, n))
-        kin = forward_pass(model, w_H_b, s[model.coordinate])
+        q = s[model.coordinate]                  # (a copy: the lazy results keep it)
+        kin = forward_pass(model, w_H_b, q)
         qd = s_dot[model.coordinate]
         cols = kin.composite_subspaces                                  # (n, 6) Ic_j S_j
         gravity = -cols[:, :3].dot(self.gravity)[model.internal]    # -(Ic_j S_j) . [g; 0]
@@ -465,7 +474,9 @@ class KinDynComputations:
                           lambda k: self._world_frame(kin, k),
                           (lambda: self._balance(kin, com, com_velocity, contacts,
                                                  frame_wrenches or {}, contact_threshold))
-                          if contacts else None)
+                          if contacts else None,
+                          lambda: joint_quaternions(model.tf_quaternions,
+                                                    q.take(model.internal)))
 
     def _balance(self, kin, com, com_velocity, contacts, frame_wrenches, threshold):
         """:func:`.balance.balance` of ``contacts`` ({link: Contact}) under ``frame_wrenches``

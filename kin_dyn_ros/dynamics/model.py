@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kinematics import body_terms, joint_axes, joint_basis, spatial_inertia
+from .kinematics import (body_terms, joint_axes, joint_basis, quaternion_basis,
+                         spatial_inertia)
 from .spatial import skew
 from .urdf import MOVABLE_TYPES, load_urdf
 
@@ -56,6 +57,7 @@ class Model:
     frame_index: dict         # name -> frame index
     joint_frames: tuple       # (parent link, child link) of each internal joint
     link_H_joint: np.ndarray  # (n, 4, 4) parent_link_H_parent_body: TF = this @ local transform
+    tf_quaternions: np.ndarray  # (n, 3, 4) user order: the TF's quaternion basis (kinematics)
     static_edges: tuple       # (joint, parent link, child link, parent_H_child) of the others
     mimic: dict               # mimic joint -> (master coordinate, not a mimic, mult, offset)
     limits: dict              # joint name -> (lower, upper, effort, velocity)
@@ -282,6 +284,7 @@ def build_model(urdf, joints_name_list=None, root_link=None):
     by_name = {j.name: j for j in spec.joints}
     mimic = _mimic_map(spec, active)
     x0, screw = np.array(x0).reshape(-1, 4, 4), np.array(screw).reshape(-1, 6)
+    link_H_joint = np.array(link_H_joint).reshape(-1, 4, 4)
     revolute = np.array(revolute, dtype=bool)
     basis, paths = joint_basis(x0, screw, revolute), _paths(parent)
     axes = joint_axes(screw, revolute)
@@ -306,7 +309,8 @@ def build_model(urdf, joints_name_list=None, root_link=None):
         body_H_frame=np.array([b_h_link[f] for f in frame_names]),
         frame_index={f: i for i, f in enumerate(frame_names)},
         joint_frames=tuple(joint_frames),
-        link_H_joint=np.array(link_H_joint).reshape(-1, 4, 4),
+        link_H_joint=link_H_joint,
+        tf_quaternions=quaternion_basis(link_H_joint @ x0, screw, revolute)[internal],
         static_edges=tuple(static_edges),
         mimic=mimic,
         limits={nm: by_name[nm].limits for nm in joints_name_list},

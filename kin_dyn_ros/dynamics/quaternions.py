@@ -9,16 +9,20 @@ Why hand-written and not ``scipy.spatial.transform.Rotation``: both give the sam
 
 - matrices -> quaternions, N = 33 (iCub's /tf): :func:`rotations_to_quaternions` 15.8 us,
   ``Rotation.from_matrix(r).as_quat()`` plus the ``w >= 0`` flip 60.0 us (3.8x);
-  N = 1: 12.4 us against 48.0 us (3.9x).
+  N = 1: 12.4 us against 48.0 us (3.9x); :func:`rotation_to_quaternion` (one matrix, Python
+  floats) 2.3 us.
 - one quaternion -> matrix, with the checks below: :func:`quaternion_to_matrix` 7.1 us,
   ``Rotation.from_quat(q).as_matrix()`` 14.5 us (2.0x; 10.3 us without the checks).
 """
+
+import math
 
 import numpy as np
 
 from .checks import finite_array
 
-__all__ = ["QUATERNION_TOLERANCE", "quaternion_to_matrix", "rotations_to_quaternions"]
+__all__ = ["QUATERNION_TOLERANCE", "quaternion_to_matrix", "rotation_to_quaternion",
+           "rotations_to_quaternions"]
 
 # As tf2: a quaternion whose squared norm is further than this from 1 is rejected,
 # a closer one is normalised.
@@ -81,3 +85,23 @@ def rotations_to_quaternions(rotations):
     q = cand[rows, cand[:, [0, 1, 2, 3], [0, 1, 2, 3]].argmax(axis=1)]
     q *= np.where(q[:, 3:] < 0.0, -1.0, 1.0)
     return q / np.sqrt(np.einsum("ij,ij->i", q, q))[:, None]
+
+
+def rotation_to_quaternion(rotation):
+    """Unit quaternion (4,) (x, y, z, w), w >= 0, of one rotation matrix (3, 3): the same
+    numbers as :func:`rotations_to_quaternions` (Shepperd's method) in Python floats, 5x
+    faster for one matrix (no per-call array set-up)."""
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = np.asarray(rotation).tolist()
+    diag = (r00 - r11 - r22, r11 - r00 - r22, r22 - r00 - r11, r00 + r11 + r22)
+    k = max(range(4), key=diag.__getitem__)
+    c = 1.0 + diag[k]                                   # 4 q_k^2: row k is 4 q_k q
+    if k == 0:
+        q = (c, r01 + r10, r02 + r20, r21 - r12)
+    elif k == 1:
+        q = (r01 + r10, c, r12 + r21, r02 - r20)
+    elif k == 2:
+        q = (r02 + r20, r12 + r21, c, r10 - r01)
+    else:
+        q = (r21 - r12, r02 - r20, r10 - r01, c)
+    norm = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    return np.array(q) * ((-1.0 if q[3] < 0.0 else 1.0) / norm)

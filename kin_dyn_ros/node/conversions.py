@@ -16,7 +16,8 @@ from geometry_msgs.msg import Pose, TransformStamped
 
 from ..dynamics.checks import finite_array
 from ..dynamics.model import MimicJoints
-from ..dynamics.quaternions import quaternion_to_matrix, rotations_to_quaternions
+from ..dynamics.quaternions import (quaternion_to_matrix, rotation_to_quaternion,
+                                    rotations_to_quaternions)
 from .cdr import REMEMBERED_NAMES_MAX
 
 __all__ = [
@@ -65,7 +66,7 @@ def pose_list_to_matrix(values):
 def matrix_to_pose(h, pose=None):
     """geometry_msgs/Pose of ``A_H_B`` (4, 4); fills ``pose`` in place when given."""
     pose = Pose() if pose is None else pose
-    x, y, z, w = rotations_to_quaternions(h[:3, :3])[0].tolist()
+    x, y, z, w = rotation_to_quaternion(h[:3, :3]).tolist()
     p = pose.position
     p.x, p.y, p.z = (float(c) for c in h[:3, 3])
     o = pose.orientation

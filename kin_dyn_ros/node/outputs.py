@@ -32,7 +32,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 
 from kin_dyn_ros_interfaces.msg import CentresOfPressure, ForwardDynamics
 
-from ..dynamics.quaternions import rotations_to_quaternions
+from ..dynamics.quaternions import rotation_to_quaternion
 from .conversions import (assign_fields, make_transform_stamped, stamp_fields, stamp_words,
                           xyz_fields)
 from .markers import MarkerSet
@@ -241,11 +241,18 @@ class _SerializedTF:
                                                                  (r, "w")]
             ints += stamp_fields(tf)
         self.template = SerializedTemplate(self.msg, doubles, ints, integer_width=2)
+        self._values = np.empty((len(transforms), 7))    # translation, quaternion per edge
 
-    def render(self, h, stamp):
-        """Serialised TFMessage of ``h`` (N, 4, 4) stamped ``stamp`` (bytes, or the message
-        when the template is unusable)."""
-        values = np.concatenate([h[:, :3, 3], rotations_to_quaternions(h[:, :3, :3])], 1)
+    def render(self, translations, quaternions, stamp, base_pose=None):
+        """Serialised TFMessage (bytes, or the message when the template is unusable) stamped
+        ``stamp``: ``translations`` (n, 3) and unit ``quaternions`` (n, 4) (x, y, z, w) of
+        the first n transforms, then ``base_pose`` (4, 4) when given (N = n + 1)."""
+        values, n = self._values, len(translations)
+        values[:n, :3] = translations
+        values[:n, 3:] = quaternions
+        if base_pose is not None:
+            values[n, :3] = base_pose[:3, 3]
+            values[n, 3:] = rotation_to_quaternion(base_pose[:3, :3])
         return self.template.render(values, stamp_words(stamp))
 
 
@@ -286,10 +293,10 @@ class TickMessages:
         """/tf of the tick (serialised TFMessage bytes): parent link -> child link of every
         joint, and world -> root link when ``with_base`` (never when the world frame is a
         frame of the model, :attr:`world_link`: a self-transform or a cycle in the tree)."""
+        translations, quaternions = result.joint_transforms[:, :3, 3], result.joint_quaternions
         if with_base and self.world_link is None:
-            h = np.concatenate([result.joint_transforms, result.base_pose[None]])
-            return self._tf_all.render(h, stamp)
-        return self._tf_joints.render(result.joint_transforms, stamp)
+            return self._tf_all.render(translations, quaternions, stamp, result.base_pose)
+        return self._tf_joints.render(translations, quaternions, stamp)
 
     def contact_forces(self, result, wrenches):
         """Per contact of the settings, (link origin (3,), force (3,)) in the world frame of

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from kin_dyn_ros.dynamics.quaternions import quaternion_to_matrix, rotations_to_quaternions
+from kin_dyn_ros.dynamics.quaternions import (quaternion_to_matrix, rotation_to_quaternion,
+                                              rotations_to_quaternions)
 from kin_dyn_ros.dynamics.spatial import so3_exp
 
 S = math.sqrt(0.5)
@@ -56,6 +57,13 @@ def test_rotations_to_quaternions_match_scipy(n):
                                    scipy_quaternions(rotations), rtol=0, atol=1e-15)
 
 
+def test_one_rotation_to_quaternion_matches_scipy():
+    """The one-matrix path (the /tf base pose): every Shepperd branch, near 180 degrees."""
+    rotations = random_rotations(40, 2)
+    for r, q in zip(rotations, scipy_quaternions(rotations)):
+        np.testing.assert_allclose(rotation_to_quaternion(r), q, rtol=0, atol=1e-15)
+
+
 def test_quaternion_to_matrix_matches_scipy():
     for q in scipy_quaternions(random_rotations(30, 1)):
         np.testing.assert_allclose(quaternion_to_matrix(*q), Rotation.from_quat(q).as_matrix(),
@@ -66,6 +74,8 @@ def test_quaternion_to_matrix_matches_scipy():
 def test_known_rotations(q, r):
     np.testing.assert_allclose(quaternion_to_matrix(*q), r, rtol=0, atol=1e-15)
     np.testing.assert_allclose(rotations_to_quaternions(np.array(r, dtype=float))[0], q,
+                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(rotation_to_quaternion(np.array(r, dtype=float)), q,
                                rtol=0, atol=1e-15)
 
 
