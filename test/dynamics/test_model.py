@@ -68,13 +68,12 @@ def test_tf_edges_compose_to_the_world_poses(icub_urdf, root):
         assert_close(world[name], kd.forward_kinematics(name, w_H_b, s), f"TF chain to {name}")
 
 
-
 @pytest.mark.parametrize("name, root", [("icub", None), ("icub", "chest"), ("tree12", None),
                                         ("chain10_prismatic", None), ("massless_root", None)])
 def test_tf_quaternions_are_the_edges_rotations(model_cases, name, root):
     """joint_quaternions (from the joint angles) are the rotations of joint_transforms
     (checked above against the world poses), as SciPy converts them: unit, w >= 0, the
-    same rotation to 1e-12; on revolute and prismatic joints, reversed ones (another root)
+    same rotation to 1e-14, SciPy's quaternion to 1e-15; on revolute and prismatic joints, reversed ones (another root)
     and angles up to 3 pi (where the half-angle form changes sign)."""
     case = model_cases[name]
     kd = KinDynComputations(case.urdf, case.joints, root_link=root)
@@ -87,12 +86,13 @@ def test_tf_quaternions_are_the_edges_rotations(model_cases, name, root):
         assert quats.shape == (kd.NDoF, 4) and (quats[:, 3] >= 0.0).all()
         np.testing.assert_allclose(np.linalg.norm(quats, axis=1), 1.0, rtol=0, atol=1e-14)
         np.testing.assert_allclose(Rotation.from_quat(quats).as_matrix(), rotations,
-                                   rtol=0, atol=1e-12)
+                                   rtol=0, atol=1e-14)
         ref = Rotation.from_matrix(rotations).as_quat()
         ref *= np.where(ref[:, 3:] < 0.0, -1.0, 1.0)
         near_half_turn = np.abs(ref[:, 3]) < 1e-9       # w ~ 0: q and -q both have w >= 0
         np.testing.assert_allclose(quats[~near_half_turn], ref[~near_half_turn],
-                                   rtol=0, atol=1e-12)
+                                   rtol=0, atol=1e-15)
+
 
 def test_bad_root_link_and_joint_list_are_named(icub_urdf):
     with pytest.raises(ValueError, match="no_such_link"):
