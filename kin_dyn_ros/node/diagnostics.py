@@ -26,28 +26,39 @@ OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.E
 
 class TickStats:
     """Durations and CPU times of the ticks of the last ``window`` seconds (monotonic
-    clock)."""
+    clock), and how many JointStates were merged into a later tick meanwhile."""
 
     def __init__(self, window=1.0):
         self.window = window
         self._ticks = deque()
+        self._merged = deque()
 
     def add(self, t, duration, cpu):
         """Record a tick that ended at ``t`` [s] and took ``duration`` [s] of wall time and
         ``cpu`` [s] of its thread's CPU time."""
         self._ticks.append((t, duration, cpu))
-        while self._ticks and self._ticks[0][0] < t - self.window:
-            self._ticks.popleft()
+        self._forget(self._ticks, t, lambda entry: entry[0])
+
+    def merged(self, t):
+        """Record a JointState taken at ``t`` [s] that no tick of its own will follow: a
+        newer one came before its tick, which takes both (merged by joint name)."""
+        self._merged.append(t)
+        self._forget(self._merged, t, lambda entry: entry)
+
+    def _forget(self, entries, t, time_of):
+        while entries and time_of(entries[0]) < t - self.window:
+            entries.popleft()
 
     def summary(self, now):
-        """(count, mean [s], max [s], CPU mean [s], CPU max [s]) of the ticks in
-        (now - window, now]."""
+        """(count, mean [s], max [s], CPU mean [s], CPU max [s], merged) of the ticks in
+        (now - window, now], and the JointStates merged into a later tick in it."""
+        merged = sum(1 for t in self._merged if t > now - self.window)
         ticks = [(d, c) for t, d, c in self._ticks if t > now - self.window]
         if not ticks:
-            return 0, 0.0, 0.0, 0.0, 0.0
+            return 0, 0.0, 0.0, 0.0, 0.0, merged
         durations, cpus = zip(*ticks)
         n = len(ticks)
-        return n, sum(durations) / n, max(durations), sum(cpus) / n, max(cpus)
+        return n, sum(durations) / n, max(durations), sum(cpus) / n, max(cpus), merged
 
 
 @dataclass
@@ -109,12 +120,15 @@ def _inputs_status(name, inputs):
 
 
 def _tick_status(name, summary):
-    count, mean, worst, cpu_mean, cpu_worst = summary
-    return _status(f"{name}: tick", OK if count else WARN,
-                   f"{count} ticks in the last second" if count else "no tick in the last second",
+    count, mean, worst, cpu_mean, cpu_worst, merged = summary
+    message = f"{count} ticks in the last second" if count else "no tick in the last second"
+    if merged:
+        message += f"; {merged} JointStates merged into a later tick (the node is behind)"
+    return _status(f"{name}: tick", OK if count else WARN, message,
                    [("ticks", count), ("mean [ms]", f"{1e3 * mean:.3f}"),
                     ("max [ms]", f"{1e3 * worst:.3f}"), ("CPU mean [ms]", f"{1e3 * cpu_mean:.3f}"),
-                    ("CPU max [ms]", f"{1e3 * cpu_worst:.3f}")])
+                    ("CPU max [ms]", f"{1e3 * cpu_worst:.3f}"),
+                    ("JointStates merged into a later tick", merged)])
 
 
 def build_diagnostics(name, stamp, model, inputs, summary):

@@ -134,7 +134,7 @@ class KinDynNode(Node):
         self._inputs = SensorInputs(self._now_ns)
         # the contact mechanics' steps of a tick (begun or not), and of the newest tick after
         self._deferred = self._next_deferred = self._markers_ns = self._sensors = None
-        self._begun = False
+        self._begun = self._tick_waiting = False
         self._stats = TickStats()
         self._tick_timer = self._diag_timer = None
         self._pub = Publishers(self)
@@ -147,7 +147,7 @@ class KinDynNode(Node):
                                  LATCHED_QOS)
         self._sensors = subscribe_sensors(
             self, self._settings, self._lock, self._on_joint_state, self._on_odometry,
-            self._on_wrench, self._on_sensor_error, on_idle=self._run_deferred)
+            self._on_wrench, self._on_sensor_error, on_idle=self._on_sensors_idle)
         self._make_timers()
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
@@ -301,7 +301,25 @@ class KinDynNode(Node):
                 self._log.warning("joint_states", f"JointState dropped: {exc}")
             return
         if self._settings.rate == 0:
+            if (self._settings.merge_queued_joint_states and self._sensors is not None
+                    and self._sensors.is_current()):
+                if self._tick_waiting:        # the one taken before has no tick of its own
+                    self._stats.merged(time.monotonic())
+                self._tick_waiting = True     # once the inputs pending are taken
+            else:
+                self._tick()
+
+    def _on_sensors_idle(self):
+        """The sensor thread has taken every pending input (or has been taking for
+        IDLE_MAX_S): with merge_queued_joint_states, tick the newest JointState, those taken
+        since the last tick merged into it (a backlog costs one tick, not one each, and the
+        outputs stay fresh); else one step of the deferred contact mechanics; True while
+        work remains."""
+        if self._tick_waiting:
+            self._tick_waiting = False
             self._tick()
+            return True
+        return self._run_deferred()
 
     def _on_odometry(self, data):
         try:

@@ -63,6 +63,10 @@ _PARAMETERS = (
      "executor that spins the node", True),
     ("sensor_thread_cpu", -1, "CPU the sensor thread (and so the tick) is pinned to (Linux), "
      "e.g. a core isolated for control; -1 = not pinned", True),
+    ("merge_queued_joint_states", False, "with rate 0 and the sensor thread: true = "
+     "JointStates that queued up while a tick ran are merged by name into one tick on the "
+     "newest (fresh outputs, fewer of them, when the node falls behind; counted on "
+     "/diagnostics); false = one tick each", False),
 )
 
 # Parameters whose change rebuilds the dynamics model.
@@ -99,6 +103,7 @@ class Settings:
     diagnostics_period: float = 1.0
     sensor_thread: bool = True
     sensor_thread_cpu: int = -1
+    merge_queued_joint_states: bool = False
 
     @property
     def representation(self):
@@ -156,7 +161,7 @@ def make_settings(**values):
     for name in ("world_frame", "odometry_topic"):
         _string(name, getattr(s, name), allow_empty=False)
     for name in ("use_odometry", "publish_tf", "publish_base_tf", "publish_markers",
-                 "publish_forward_dynamics", "sensor_thread"):
+                 "publish_forward_dynamics", "sensor_thread", "merge_queued_joint_states"):
         if not isinstance(getattr(s, name), bool):
             raise ValueError(f"parameter '{name}' must be a bool, got {getattr(s, name)!r}")
     cpu = s.sensor_thread_cpu

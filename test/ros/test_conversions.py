@@ -435,13 +435,16 @@ def test_tick_stats_and_diagnostics():
     stats = TickStats(window=1.0)
     for t, d, c in ((0.0, 1.0, 0.9), (0.5, 0.002, 0.0015), (1.2, 0.004, 0.0005)):
         stats.add(t, d, c)
-    assert stats.summary(1.2) == (2, pytest.approx(0.003), 0.004, pytest.approx(0.001), 0.0015)
-    assert stats.summary(3.0) == (0, 0.0, 0.0, 0.0, 0.0)
+    for t in (0.1, 0.9, 1.1):
+        stats.merged(t)
+    assert stats.summary(1.2) == (2, pytest.approx(0.003), 0.004, pytest.approx(0.001), 0.0015,
+                                  2)
+    assert stats.summary(3.0) == (0, 0.0, 0.0, 0.0, 0.0, 0)
     inputs = InputsReport(joint_state_age=0.01, missing_joints=['x'], odometry_age=None,
                           wrenches=[('l_sole', 0.02, False), ('r_sole', 0.3, True),
                                     ('hand', None, False)])
     msg = build_diagnostics('kd', Time(sec=1), ('iCub', 'root_link', 32, 213), inputs,
-                            (2, 0.003, 0.004, 0.001, 0.0015))
+                            (2, 0.003, 0.004, 0.001, 0.0015, 0))
     model, ins, tick = msg.status
     assert model.level == model.OK and model.name == 'kd: model'
     assert {kv.key: kv.value for kv in model.values}['joints'] == '32'
@@ -449,9 +452,12 @@ def test_tick_stats_and_diagnostics():
     for part in ('1 joints never received', 'no odometry', 'wrench r_sole stale',
                  'wrench hand missing'):
         assert part in ins.message
-    assert tick.level == tick.OK and '2 ticks' in tick.message
+    assert tick.level == tick.OK and '2 ticks' in tick.message and 'merged' not in tick.message
     assert {kv.key: kv.value for kv in tick.values} == {
         'ticks': '2', 'mean [ms]': '3.000', 'max [ms]': '4.000', 'CPU mean [ms]': '1.000',
-        'CPU max [ms]': '1.500'}
-    assert build_diagnostics('kd', Time(), None, InputsReport(), (0, 0, 0, 0, 0)).status[0].level \
+        'CPU max [ms]': '1.500', 'JointStates merged into a later tick': '0'}
+    behind = build_diagnostics('kd', Time(), None, InputsReport(),
+                               (2, 0.003, 0.004, 0.001, 0.0015, 7)).status[2]
+    assert behind.level == behind.OK and '7 JointStates merged into a later tick' in behind.message
+    assert build_diagnostics('kd', Time(), None, InputsReport(), (0, 0, 0, 0, 0, 0)).status[0].level \
         == model.ERROR

@@ -637,6 +637,50 @@ def test_odometry_and_wrenches_are_matched_to_the_joint_state_stamp(system, ref)
                                result.joint_accelerations, **TOL)
 
 
+@pytest.mark.parametrize('merge', [False, True], ids=['one_tick_each', 'merged'])
+def test_joint_states_that_queue_up_are_merged_into_one_tick(system, ref, monkeypatch, merge):
+    """With merge_queued_joint_states, JointStates taken by the sensor thread one after
+    another, before it finds no input pending (a backlog: the node is behind), make one
+    tick, on the newest stamp, with every message merged by joint name (stale values, then
+    each half of the joints); the tick statistics (/diagnostics) count the merged ones.
+    Without it, and on the executor, each JointState is a tick. The callbacks are called as
+    the thread calls them (under the node's lock, raw messages), so that the order is not
+    left to the scheduler."""
+    node, rig = system.node, system.rig
+    assert node.set_parameters([Parameter('merge_queued_joint_states', value=merge)])[0] \
+        .successful
+    case = make_case(ref, 23)
+    stamp = now_stamp(rig)
+    send_base_and_wrenches(system, case, stamp)
+    names = np.array(ref.joints_name_list)
+    halves = (slice(0, None, 2), slice(1, None, 2))
+    messages = [(add_ms(stamp, -2.0), slice(None), 0.3)] + [
+        (add_ms(stamp, k - 1.0), part, 0.0) for k, part in enumerate(halves)]
+    merging = merge and node._sensors is not None
+    monkeypatch.setattr(node._sensors or node, 'is_current', lambda: True, raising=False)
+    try:
+        with node._lock:
+            for st, part, stale in messages:
+                node._on_joint_state(serialize_message(joint_state_msg(
+                    list(names[part]), case.s[part] + stale, case.s_dot[part],
+                    case.tau[part], st)))
+            node._finish_deferred()                      # (contact mechanics of a tick)
+            assert node._on_sensors_idle() == merging    # the tick, if it waited
+            merged = node._stats.summary(time.monotonic())[5]   # (/diagnostics: its 1 s)
+    finally:
+        monkeypatch.undo()
+        node.set_parameters([Parameter('merge_queued_joint_states', value=False)])
+    out = rig.wait_outputs(stamp, TICK_OUTPUTS)
+    assert_tf(out['tf'], ref, expected(ref, case))
+    np.testing.assert_allclose(out['forward_dynamics'].joint_accelerations,
+                               expected(ref, case).joint_accelerations, **TOL)
+    if merging:
+        assert [rig.count('tf', st) for st, _, _ in messages[:2]] == [0, 0]
+        assert merged >= 2                          # (others: merged in the last second)
+    else:
+        assert rig.spin_until(lambda: all(rig.count('tf', st) == 1 for st, _, _ in messages[:2]))
+
+
 def test_markers_are_throttled_to_markers_rate(system, ref):
     node, rig = system.node, system.rig
     assert node.set_parameters([Parameter('markers_rate', value=2.0)])[0].successful
