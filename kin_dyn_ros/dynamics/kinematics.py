@@ -128,7 +128,8 @@ def quaternion_basis(x, screw, revolute):
 def joint_quaternions(basis, q):
     """Unit quaternions (k, 4) (x, y, z, w), w >= 0, of k joints' parent_link_H_child_link at
     positions q (k,), from their :func:`quaternion_basis` (k, 3, 4): what /tf carries,
-    without converting rotation matrices (4 NumPy calls instead of ~10)."""
+    without converting rotation matrices (one sin, one cos and one batched product for all
+    joints instead of Shepperd's method on k matrices)."""
     coef = np.empty((len(q), 1, 3))
     coef[:, 0, 0] = 1.0
     half = 0.5 * q

@@ -37,22 +37,23 @@ class TickStats:
         """Record a tick that ended at ``t`` [s] and took ``duration`` [s] of wall time and
         ``cpu`` [s] of its thread's CPU time."""
         self._ticks.append((t, duration, cpu))
-        self._forget(self._ticks, t, lambda entry: entry[0])
+        self._forget(self._ticks, t)
 
     def merged(self, t):
         """Record a JointState taken at ``t`` [s] that no tick of its own will follow: a
         newer one came before its tick, which takes both (merged by joint name)."""
-        self._merged.append(t)
-        self._forget(self._merged, t, lambda entry: entry)
+        self._merged.append((t,))
+        self._forget(self._merged, t)
 
-    def _forget(self, entries, t, time_of):
-        while entries and time_of(entries[0]) < t - self.window:
+    def _forget(self, entries, t):
+        """Drop the entries (tuples, the time first) older than ``t - window``."""
+        while entries and entries[0][0] < t - self.window:
             entries.popleft()
 
     def summary(self, now):
         """(count, mean [s], max [s], CPU mean [s], CPU max [s], merged) of the ticks in
         (now - window, now], and the JointStates merged into a later tick in it."""
-        merged = sum(1 for t in self._merged if t > now - self.window)
+        merged = sum(1 for (t,) in self._merged if t > now - self.window)
         ticks = [(d, c) for t, d, c in self._ticks if t > now - self.window]
         if not ticks:
             return 0, 0.0, 0.0, 0.0, 0.0, merged

@@ -301,13 +301,15 @@ class KinDynNode(Node):
                 self._log.warning("joint_states", f"JointState dropped: {exc}")
             return
         if self._settings.rate == 0:
-            if (self._settings.merge_queued_joint_states and self._sensors is not None
-                    and self._sensors.is_current()):
+            if self._settings.merge_queued_joint_states and self._on_sensor_thread():
                 if self._tick_waiting:        # the one taken before has no tick of its own
                     self._stats.merged(time.monotonic())
                 self._tick_waiting = True     # once the inputs pending are taken
             else:
                 self._tick()
+
+    def _on_sensor_thread(self):
+        return self._sensors is not None and self._sensors.is_current()
 
     def _on_sensors_idle(self):
         """The sensor thread has taken every pending input (or has been taking for
@@ -432,7 +434,7 @@ class KinDynNode(Node):
     def _schedule_mechanics(self, tick):
         """The tick's contact mechanics steps (:meth:`_run_deferred`): on the sensor thread
         left to its idle moments, on any other thread run at once."""
-        on_thread = self._sensors is not None and self._sensors.is_current()
+        on_thread = self._on_sensor_thread()
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self._finish_deferred()
         if not self._mechanics.has_work(tick.stamp):

@@ -73,8 +73,9 @@ def test_tf_edges_compose_to_the_world_poses(icub_urdf, root):
 def test_tf_quaternions_are_the_edges_rotations(model_cases, name, root):
     """joint_quaternions (from the joint angles) are the rotations of joint_transforms
     (checked above against the world poses), as SciPy converts them: unit, w >= 0, the
-    same rotation to 1e-14, SciPy's quaternion to 1e-15; on revolute and prismatic joints, reversed ones (another root)
-    and angles up to 3 pi (where the half-angle form changes sign)."""
+    same rotation to 1e-14, SciPy's quaternion to 1e-15; on revolute and prismatic joints,
+    reversed ones (another root) and angles up to 3 pi (where the half-angle form changes
+    sign)."""
     case = model_cases[name]
     kd = KinDynComputations(case.urdf, case.joints, root_link=root)
     rng = np.random.default_rng(4)
