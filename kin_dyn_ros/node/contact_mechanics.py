@@ -10,7 +10,10 @@ one the tick used, within ``wrench_timeout``) along the contact normal exceeds
 the force the environment applies to the link.
 
 At ``equilibrium_rate`` [Hz, counted in JointState stamps; 0 = off], on the ticks that are
-due, when the node has contacts (:meth:`ContactMechanics.steps`, after all the tick's
+due, when the node has contacts and something reads one of these outputs (a subscriber to
+one of the three topics; or to ~/markers with ``publish_markers``, then at most at about
+``markers_rate``; each topic is published only while subscribed)
+(:meth:`ContactMechanics.steps`, after all the tick's
 outputs; on the node's sensor thread, one step in each moment with no input waiting, so that
 they never delay a queued JointState by more than a step: a tick that a newer one overtakes
 before its first step leaves its turn to that one, and the newest tick that came during a
@@ -237,10 +240,14 @@ class ContactMechanics:
     beside the other services' one: a check takes milliseconds, up to tens on a
     non-flat support, and ~/get_dynamics must not queue behind it), awaited off the
     executor's thread (:func:`.services.offloaded`).
+
+    ``markers_read()`` tells whether the node's ~/markers arrays, where the support's markers
+    go, are read (published and subscribed).
     """
 
-    def __init__(self, node, source):
+    def __init__(self, node, source, markers_read=lambda: False):
         self._node, self._logger, self._source = node, node.get_logger(), source
+        self._markers_read = markers_read
         self._queries, self._queries_model = QueryWorker(), None
         self._log = ThrottledLogger(self._logger, THROTTLE_S)
         events = PublisherEventCallbacks(use_default_callbacks=False)
@@ -301,7 +308,8 @@ class ContactMechanics:
         node's contacts: its ``balance`` tells the active ones), joint positions ``s`` (n,)
         and its stamp. Computes nothing on the other ticks."""
         self._fresh = False
-        if not self._contacts or not self._due(stamp_to_ns(stamp)):
+        t = stamp_to_ns(stamp)
+        if not self._contacts or not (self._turn(t) and self._due(t)):
             return
         try:
             balance = result.balance
@@ -349,25 +357,56 @@ class ContactMechanics:
             return
         yield
         self.publish_support()
-        if self._support.contacts:
+        if self._support.contacts and self._torques_pub.get_subscription_count():
             yield
             self._request_torques(self._stamp, self._support)
 
     def publish_support(self):
         """~/support_polygon and ~/stability_margin of the tick given to :meth:`update`, if it
-        was due."""
+        was due, each while subscribed."""
         if not self._fresh:
             return
-        self._polygon_pub.publish(self._messages.polygon(self._support, self._stamp))
-        self._margin_pub.publish(self._messages.margin(self._support, self._balance,
-                                                       self._margins, self._stamp))
+        if self._polygon_pub.get_subscription_count():
+            self._polygon_pub.publish(self._messages.polygon(self._support, self._stamp))
+        if self._margin_pub.get_subscription_count():
+            self._margin_pub.publish(self._messages.margin(self._support, self._balance,
+                                                           self._margins, self._stamp))
 
     def has_work(self, stamp):
         """Whether the tick of ``stamp`` has contact mechanics to do (:meth:`steps`): the
-        support due, or an answer of the worker to take. Most ticks have none: the node then
-        schedules no steps for them."""
+        support due and read, or an answer of the worker to take. Most ticks have none: the
+        node then schedules no steps for them."""
         return bool(self._contacts) and (self._worker.expecting
-                                         or self._is_due(stamp_to_ns(stamp)))
+                                         or self._turn(stamp_to_ns(stamp)))
+
+    def _topics_read(self):
+        """Whether a topic of the support or of the torques has a subscriber."""
+        return bool(self._polygon_pub.get_subscription_count()
+                    or self._margin_pub.get_subscription_count()
+                    or self._torques_pub.get_subscription_count())
+
+    def _markers_wait_over(self, t):
+        """Whether the support of a tick of stamp ``t`` [ns] is needed for ~/markers alone:
+        they are read and the last support is older than a marker period (less one
+        equilibrium period: the support comes on due ticks only)."""
+        if self._stamp is None:
+            return self._markers_read()
+        s = self._settings
+        age = t - stamp_to_ns(self._stamp)
+        return (not 0 <= age < 1e9 / s.markers_rate - 1e9 / s.equilibrium_rate) \
+            and self._markers_read()
+
+    def _turn(self, t):
+        """Whether a tick of stamp ``t`` [ns] computes the support: due (:meth:`_is_due`) and
+        read (a topic subscribed; or only ~/markers read, then at most at ``markers_rate``).
+        The turn of a due tick that nobody reads passes (the phase is kept) without work:
+        work nobody reads is not done."""
+        if not self._is_due(t):
+            return False
+        if self._topics_read() or self._markers_wait_over(t):
+            return True           # (:meth:`update` takes the turn)
+        self._due(t)
+        return False
 
     def _is_due(self, t):
         """Whether a tick of stamp ``t`` [ns] is due (:meth:`_due`), without taking its turn."""

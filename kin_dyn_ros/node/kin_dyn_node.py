@@ -139,7 +139,7 @@ class KinDynNode(Node):
         self._tick_timer = self._diag_timer = None
         self._pub = Publishers(self)
         self._queries = QueryWorker()      # the services' computations, off the tick
-        self._mechanics = ContactMechanics(self, self._service_source)
+        self._mechanics = ContactMechanics(self, self._service_source, self._markers_read)
         self._planner_services = DynamicsServices(self, self._service_source, self._queries)
         self._configure(self._settings)
         self._load_parameter_model()      # before any input can arrive
@@ -408,6 +408,10 @@ class KinDynNode(Node):
             msg = render(balance, stamp)
             if msg is not None:
                 publisher.publish(msg)
+
+    def _markers_read(self):
+        """Whether ~/markers arrays are published and subscribed."""
+        return self._settings.publish_markers and self._pub.markers.get_subscription_count() > 0
 
     def _markers_due(self):
         """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""

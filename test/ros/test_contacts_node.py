@@ -261,10 +261,11 @@ def test_a_tick_with_nothing_to_do_is_a_single_step(system, ref):
     worker waiting, is one step without a yield (the sensor thread goes back to waiting
     without another round of takes); a due tick yields before publishing its support. On a
     node of its own beside the system's, with the system's settings and no wrenches (no
-    active contact: no request to the worker, so no answer either), at 100 Hz."""
+    active contact: no request to the worker, so no answer either), at 100 Hz, its markers
+    read."""
     node = rclpy.create_node('kin_dyn_steps_probe', namespace=NAMESPACE,
                              context=system.node.context)
-    mechanics = ContactMechanics(node, lambda: None)
+    mechanics = ContactMechanics(node, lambda: None, markers_read=lambda: True)
     try:
         settings = replace(system.node._settings, equilibrium_rate=100.0)
         mechanics.configure(ref, FEET, settings)                   # no URDF: no worker
@@ -273,6 +274,53 @@ def test_a_tick_with_nothing_to_do_is_a_single_step(system, ref):
         due, next_tick = Time(sec=1000), Time(sec=1000, nanosec=1000)
         assert len(list(mechanics.steps(ref, result, s, due))) == 1
         assert list(mechanics.steps(ref, result, s, next_tick)) == []
+    finally:
+        mechanics.close()
+        node.destroy_node()
+
+
+def test_a_support_nobody_reads_is_not_computed(system, ref):
+    """Work nobody reads is not done: with no subscriber to the support's topics or the
+    torques' and ~/markers unread, a due tick has no contact mechanics (no step, no support)
+    and its turn passes (the next tick within the period is not due either); once the
+    markers are read, the next due tick computes it, and for the markers alone the support
+    comes at most at markers_rate (30 Hz: one due tick of 100 in three), then at 100 Hz once
+    a topic is subscribed. The probe node of the test above."""
+    node = rclpy.create_node('kin_dyn_unread_probe', namespace=NAMESPACE,
+                             context=system.node.context)
+    read = [False]
+    mechanics = ContactMechanics(node, lambda: None, markers_read=lambda: read[0])
+    try:
+        settings = replace(system.node._settings, equilibrium_rate=100.0, markers_rate=30.0)
+        mechanics.configure(ref, FEET, settings)
+        w_H_b, s = standing(ref)
+        result = ref.compute_tick(w_H_b, s, np.zeros(6), np.zeros(ref.NDoF))
+        ticks = [Time(sec=1000, nanosec=k * 1_000_000) for k in (0, 1, 10, 11)]
+        assert not mechanics.has_work(ticks[0])
+        assert list(mechanics.steps(ref, result, s, ticks[0])) == []
+        assert mechanics.new_markers() is None
+        read[0] = True
+        assert not mechanics.has_work(ticks[1])          # the unread tick had the turn
+        assert mechanics.has_work(ticks[2])
+        assert len(list(mechanics.steps(ref, result, s, ticks[2]))) == 1
+        assert mechanics.new_markers() is not None
+        assert not mechanics.has_work(ticks[3])
+        computed = []
+        for k in range(2, 11):        # due ticks 20 ... 100 ms
+            tick = Time(sec=1000, nanosec=k * 10_000_000)
+            computed.append(mechanics.has_work(tick))
+            list(mechanics.steps(ref, result, s, tick))
+        assert computed == [False, False, True, False, False, True, False, False, True]
+        received = []
+        sub = node.create_subscription(StabilityMargin, '~/stability_margin',
+                                       received.append, 10)
+        try:
+            for k in range(11, 14):
+                tick = Time(sec=1000, nanosec=k * 10_000_000)
+                assert mechanics.has_work(tick)
+                list(mechanics.steps(ref, result, s, tick))
+        finally:
+            node.destroy_subscription(sub)
     finally:
         mechanics.close()
         node.destroy_node()
