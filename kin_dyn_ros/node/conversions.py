@@ -9,6 +9,7 @@ joints) is the core's (:mod:`..dynamics`).
 """
 
 import array
+import math
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -198,12 +199,14 @@ class JointStateMerger:
         self._mimic_mask = np.zeros(n, dtype=bool)
         self._mimic_mask[self._mimic.joints] = True
         self._default = float(default_position)
-        self._positions = np.full(n, self._default)
-        self._velocities = np.zeros(n)
-        self.efforts = np.zeros(n)
+        # positions, velocities and efforts as rows of one array (one write per message)
+        self._values = np.zeros((3, n))
+        self._positions, self._velocities, self.efforts = self._values
+        self._positions[:] = self._default
         self.received = np.zeros(n, dtype=bool)
         self.effort_received = np.zeros(n, dtype=bool)
         self._layouts = {}
+        self._blocks = {}       # name list -> (message columns, model joints) of update_block
 
     def _layout(self, names):
         """(message indices, model indices) of a name list, cached per distinct list (of at
@@ -251,6 +254,38 @@ class JointStateMerger:
             self.efforts[dst] = eff[src]
         self._update_mimic_efforts(names, eff)
         return len(dst)
+
+    def update_block(self, block):
+        """Merge a :class:`.cdr.JointStateBlock` as :meth:`update` merges the message, when
+        its name list was merged by :meth:`update` before and its values are finite; else
+        False (nothing changed): :meth:`update` then takes the message (and raises for a bad
+        one). Returns the number of model joints updated, or False."""
+        names = block.name
+        columns = self._blocks.get(names) or self._block_columns(names)
+        if columns is None or not math.isfinite(block.values[:, 1:].sum()):
+            return False
+        src, dst, mimic_src, mimic_dst = columns
+        self._values[:, dst] = block.values[:, src]
+        self.received[dst] = True
+        self.effort_received[dst] = True
+        if len(mimic_dst):
+            self.efforts[mimic_dst] = block.values[2, mimic_src]
+        return len(dst)
+
+    def _block_columns(self, names):
+        """(columns, joints) of the non-mimic and of the mimic joints named, for
+        :meth:`update_block` (columns of a JointStateBlock: message index + 1), kept per name
+        list that :meth:`update` has merged; None for another."""
+        layout = self._layouts.get(names)
+        if layout is None:
+            return None
+        mimic = [(k + 1, self._index[nm]) for k, nm in enumerate(names)
+                 if nm in self._index and self._mimic_mask[self._index[nm]]]
+        mimic = np.array(mimic, dtype=np.intp).reshape(-1, 2).T
+        if len(self._blocks) >= 64:    # bounded, as the layouts
+            self._blocks.clear()
+        columns = self._blocks[names] = (layout[0] + 1, layout[1], mimic[0], mimic[1])
+        return columns
 
     def knows_any(self, names):
         """Whether one of ``names`` is a joint of the model (mimic joints included)."""

@@ -108,13 +108,20 @@ class SensorInputs:
         """Merge a JointState (bytes or message) and keep its stamp (unstamped: arrival)."""
         if self.merger is None:
             raise ValueError("no robot_description yet")
-        msg = self._reader.joint_state(data)
-        if not self.merger.update(msg) and not self.merger.knows_any(msg.name):
-            raise ValueError(f"it names no joint of the model ({len(msg.name)} names)")
+        block = self._reader.joint_state_block(data)     # (the common message: faster)
+        msg = block if block is not None and self.merger.update_block(block) \
+            else self._merge(data)
         self.joint_state_received_ns = now = self._now_ns()
         stamp_ns = stamp_to_ns(msg.stamp)
         self.joint_state_stamp = msg.stamp if stamp_ns else ns_to_stamp(now)
         self.joint_state_stamp_ns = stamp_ns or now
+
+    def _merge(self, data):
+        """Read and merge a JointState (bytes or message); the message read."""
+        msg = self._reader.joint_state(data)
+        if not self.merger.update(msg) and not self.merger.knows_any(msg.name):
+            raise ValueError(f"it names no joint of the model ({len(msg.name)} names)")
+        return msg
 
     def take_odometry(self, data):
         """Keep a nav_msgs/Odometry (bytes or message) in world_frame (or no frame_id)."""

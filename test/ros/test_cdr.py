@@ -214,3 +214,55 @@ def test_a_runaway_name_list_is_read_but_not_remembered():
     small = serialize_message(JointState(name=names[:32], position=[0.5] * 32))
     reader.joint_state(small)
     assert reader._layouts[0].names == tuple(names[:32])
+
+
+def block_fields(block):
+    """The JointState fields of a JointStateBlock, as :func:`read_fields` gives them."""
+    values = block.values[:, 1:]
+    return ((block.stamp.sec, block.stamp.nanosec), block.name,
+            *(row.tolist() for row in values))
+
+
+def test_joint_state_blocks_are_the_messages_or_none():
+    """The short read gives every field of a JointState whose name list it has read before
+    and whose three arrays have one value per name, and None for any other (a new name list,
+    other lengths, no names, a message object): then the plain read is taken."""
+    rng = np.random.default_rng(3)
+    reader = InputReader()
+    blocks = 0
+    for _ in range(200):
+        msg = random_joint_state(rng)
+        data = serialize_message(msg)
+        seen = any(layout.names == tuple(msg.name) for layout in reader._layouts)
+        complete = len(msg.position) == len(msg.velocity) == len(msg.effort) == len(msg.name) > 0
+        block = reader.joint_state_block(data)
+        if seen and complete:
+            assert block_fields(block) == fields(msg)
+        else:
+            assert block is None
+        assert reader.joint_state_block(msg) is None
+        reader.joint_state(data)
+        block = reader.joint_state_block(data)        # the list is known now
+        if complete:
+            assert block_fields(block) == fields(msg)
+            blocks += 1
+        else:
+            assert block is None
+    assert blocks > 10
+
+
+def test_changed_and_truncated_joint_state_blocks_are_rclpys_or_none():
+    """Differential, as for the plain read: damaged bytes give None or what rclpy reads."""
+    msg = JointState(name=['ab', 'c', 'déf'], position=[1.0, 2.0, 3.0],
+                     velocity=[4.0, 5.0, 6.0], effort=[7.0, 8.0, 9.0])
+    msg.header.frame_id = 'xyz'
+    data = serialize_message(msg)
+    reader = InputReader()
+    reader.joint_state(data)
+    read = 0
+    for damaged in mutations(data):
+        block = reader.joint_state_block(damaged)
+        if block is not None:
+            assert block_fields(block) == rclpy_fields(damaged, JointState), damaged.hex()
+            read += 1
+    assert read > len(data)       # value and stamp bytes changed are read the short way

@@ -1,0 +1,90 @@
+"""kin_dyn_ros.node.inputs: a JointState taken as bytes (the node's path: the common message
+read and merged straight from its bytes, :meth:`.cdr.InputReader.joint_state_block` and
+:meth:`.conversions.JointStateMerger.update_block`) leaves the same state, stamps and
+errors as the same message taken as an object (the plain read and merge). Exact equality:
+values are copied, never computed."""
+
+import math
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+from rclpy.serialization import serialize_message
+from sensor_msgs.msg import JointState
+
+from kin_dyn_ros.dynamics import KinDynComputations
+from kin_dyn_ros.node.conversions import JointStateMerger
+from kin_dyn_ros.node.inputs import SensorInputs
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from ros_helpers import MIMIC_URDF  # noqa: E402
+
+
+def inputs_of(kd):
+    inputs = SensorInputs(lambda: 123_456_789)
+    inputs.configure(JointStateMerger(kd.joints_name_list, kd.mimic_joints, 0.25),
+                     lambda f: f, 'world')
+    return inputs
+
+
+def random_joint_states(rng, joints, count):
+    """JointStates of a few name lists (subsets of ``joints`` in shuffled orders, with
+    unknown names, repeated across messages as publishers do), mostly complete, some without
+    velocities or efforts, some with wrong lengths, NaN/inf, duplicate names, or unstamped."""
+    lists = [[str(j) for j in rng.permutation(joints)[:rng.integers(1, len(joints) + 1)]]
+             for _ in range(4)]
+    lists[1] += ['not_a_joint']
+    lists.append(['unknown_a', 'unknown_b'])
+    for k in range(count):
+        names = list(lists[rng.integers(len(lists))])
+        n, roll = len(names), rng.random()
+        msg = JointState(name=names, position=rng.normal(size=n).tolist(),
+                         velocity=rng.normal(size=n).tolist(), effort=rng.normal(size=n).tolist())
+        msg.header.stamp.sec, msg.header.stamp.nanosec = (0, 0) if roll < 0.05 else (k, 7)
+        msg.header.frame_id = 'x' * int(rng.integers(0, 9))      # shifts the alignment
+        if roll > 0.92:
+            setattr(msg, ['velocity', 'effort'][k % 2], [])
+        elif roll > 0.88:
+            msg.effort = msg.effort.tolist()[:-1]
+        elif roll > 0.84:
+            values = msg.position.tolist()
+            values[rng.integers(n)] = [math.nan, math.inf, -math.inf][k % 3]
+            msg.position = values
+        elif roll > 0.82:
+            msg.name = names + names[:1]
+            msg.position, msg.velocity, msg.effort = ([0.0] * (n + 1),) * 3
+        yield msg
+
+
+def taken(inputs, data):
+    """(error text or None, every field the merge and the take leave)."""
+    try:
+        inputs.take_joint_state(data)
+        error = None
+    except ValueError as exc:
+        error = str(exc)
+    m = inputs.merger
+    s, s_dot = m.state()
+    stamp = inputs.joint_state_stamp
+    return error, (s.tolist(), s_dot.tolist(), m.efforts.tolist(), m.received.tolist(),
+                   m.effort_received.tolist(), m.efforts_complete, m.missing,
+                   None if stamp is None else (stamp.sec, stamp.nanosec),
+                   inputs.joint_state_stamp_ns)
+
+
+@pytest.mark.parametrize('urdf', ['icub', 'mimic'])
+def test_joint_states_taken_as_bytes_leave_what_the_plain_path_leaves(urdf, icub_urdf):
+    kd = KinDynComputations(icub_urdf if urdf == 'icub' else MIMIC_URDF)
+    rng = np.random.default_rng(5)
+    plain, fast = inputs_of(kd), inputs_of(kd)
+    merged_from_bytes = []
+    update_block = fast.merger.update_block
+    fast.merger.update_block = lambda block: merged_from_bytes.append(
+        update_block(block)) or merged_from_bytes[-1]
+    messages = list(random_joint_states(rng, kd.joints_name_list, 300))
+    for msg in messages:
+        want = taken(plain, msg)                     # an object: the plain path
+        assert taken(fast, serialize_message(msg)) == want, msg
+    assert sum(map(bool, merged_from_bytes)) > 150      # most went the short way
+    assert sum(taken(plain, m)[0] is not None for m in messages) > 20   # errors compared
