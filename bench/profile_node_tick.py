@@ -36,6 +36,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--ticks', type=int, default=3000)
     parser.add_argument('--model', help='URDF path or a name of bench/models.py')
+    parser.add_argument('--outputs', nargs='+', metavar='ATTR',
+                        help="only these of the node's publishers subscribed (Publishers' "
+                        "attributes, e.g. tf com momentum gravity forward_dynamics: "
+                        "bench_node's set); default every one")
     args = parser.parse_args()
     from kin_dyn_ros.loopback import set_loopback_environment
     set_loopback_environment()
@@ -59,8 +63,9 @@ def main():
               'publish_markers': True, 'publish_forward_dynamics': True}
     node = KinDynNode(parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
     helper = rclpy.create_node('profile_helper', start_parameter_services=False)
-    for pub in vars(node._pub).values():
-        if hasattr(pub, 'topic_name') and 'description' not in pub.topic_name:
+    for attr, pub in vars(node._pub).items():
+        if hasattr(pub, 'topic_name') and 'description' not in pub.topic_name \
+                and (args.outputs is None or attr in args.outputs):
             helper.create_subscription(pub.msg_type, pub.topic_name, lambda m: None, 10, raw=True)
     executor = SingleThreadedExecutor()
     executor.add_node(helper)
