@@ -356,8 +356,7 @@ class KinDynNode(Node):
             return
         start, start_cpu = time.perf_counter(), time.thread_time()
         try:
-            tick = self._ticker.compute(inputs,
-                                        self._pub.forward_dynamics.get_subscription_count() > 0)
+            tick = self._ticker.compute(inputs, self._pub.is_read(self._pub.forward_dynamics))
         except ValueError as exc:
             self._log.warning("tick", f"tick skipped: {exc}")
             return
@@ -370,22 +369,21 @@ class KinDynNode(Node):
 
     def _publish(self, tick):
         """The tick's outputs, each only while something subscribes (work nobody reads is
-        not done; a new subscriber gets the next tick's)."""
+        not done; a new subscriber gets the ticks' after at most READERS_PERIOD_NS)."""
         settings, msgs, pub = self._settings, self._model.messages, self._pub
-        result, stamp = tick.result, tick.stamp
-        if settings.publish_tf and pub.tf.get_subscription_count():
+        result, stamp, read = tick.result, tick.stamp, pub.is_read
+        if settings.publish_tf and read(pub.tf):
             pub.tf.publish(msgs.tf(result, stamp, settings.publish_base_tf and tick.have_base))
-        if pub.com.get_subscription_count():
+        if read(pub.com):
             pub.com.publish(msgs.com_point(result, stamp))
-        if pub.momentum.get_subscription_count():
+        if read(pub.momentum):
             pub.momentum.publish(msgs.centroidal_momentum(result, stamp))
-        if pub.gravity.get_subscription_count():
+        if read(pub.gravity):
             pub.gravity.publish(msgs.gravity_torques(result, stamp))
         if result.base_acceleration is not None:     # (computed only while subscribed)
             pub.forward_dynamics.publish(msgs.forward_dynamics_msg(result, stamp, tick.inputs))
         self._publish_balance(result, stamp)
-        if (settings.publish_markers and self._markers_due()
-                and pub.markers.get_subscription_count()):
+        if settings.publish_markers and self._markers_due() and read(pub.markers):
             forces = msgs.contact_forces(result, tick.inputs.wrenches)
             balance = result.balance
             pub.markers.publish(msgs.marker_array(result, stamp, forces, MarkerGroup.join((
@@ -400,7 +398,7 @@ class KinDynNode(Node):
         wanted = [(p, render) for p, render in ((pub.zmp, msgs.zmp),
                                                 (pub.capture_point, msgs.capture_point),
                                                 (pub.cop, msgs.cops))
-                  if p.get_subscription_count()]
+                  if pub.is_read(p)]
         balance = result.balance if wanted else None
         if balance is None or not balance.active:
             return
@@ -411,7 +409,7 @@ class KinDynNode(Node):
 
     def _markers_read(self):
         """Whether ~/markers arrays are published and subscribed."""
-        return self._settings.publish_markers and self._pub.markers.get_subscription_count() > 0
+        return self._settings.publish_markers and self._pub.is_read(self._pub.markers)
 
     def _markers_due(self):
         """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""

@@ -15,6 +15,7 @@ QoS: /tf KEEP_LAST 100 reliable volatile and /tf_static KEEP_LAST 1 reliable tra
 """
 
 import copy
+import time
 
 import numpy as np
 from geometry_msgs.msg import PointStamped, TransformStamped, TwistStamped
@@ -37,7 +38,8 @@ from .conversions import (assign_fields, make_transform_stamped, stamp_fields, s
                           xyz_fields)
 from .markers import MarkerSet
 
-__all__ = ["TF_QOS", "LATCHED_QOS", "NO_SUBSCRIPTION_EVENTS", "Publishers", "TickMessages",
+__all__ = ["TF_QOS", "LATCHED_QOS", "NO_SUBSCRIPTION_EVENTS", "READERS_PERIOD_NS",
+           "Publishers", "TickMessages",
            "world_frame_link", "SerializedTemplate", "TemplateCache", "EffortMessage",
            "static_transforms"]
 
@@ -54,14 +56,19 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1,
 # subscriptions (the weakest QoS request, compatible with every publisher).
 _NO_EVENTS = PublisherEventCallbacks(use_default_callbacks=False)
 NO_SUBSCRIPTION_EVENTS = SubscriptionEventCallbacks(use_default_callbacks=False)
+# How long the per-tick outputs' subscriber counts are taken as they were [ns]: a count costs
+# ~1-3 us per publisher, a tick asks for nine, and a subscriber that comes (or goes) is
+# served (or dropped) this much later at most.
+READERS_PERIOD_NS = 20_000_000
 
 
 class Publishers:
     """Every publisher of the node. ``description`` re-publishes a robot_description given
     as a parameter (reliable, transient_local), as robot_state_publisher does. No QoS event
-    handlers (see ``_NO_EVENTS``)."""
+    handlers (see ``_NO_EVENTS``). :meth:`is_read` tells whether a per-tick output has a
+    subscriber (counted at most every ``period_ns``)."""
 
-    def __init__(self, node):
+    def __init__(self, node, period_ns=READERS_PERIOD_NS):
         def pub(msg_type, topic, qos):
             return node.create_publisher(msg_type, topic, qos, event_callbacks=_NO_EVENTS)
         self.description = pub(String, "robot_description", LATCHED_QOS)
@@ -76,6 +83,19 @@ class Publishers:
         self.capture_point = pub(PointStamped, "~/capture_point", 10)
         self.cop = pub(CentresOfPressure, "~/cop", 10)
         self.diagnostics = pub(DiagnosticArray, "/diagnostics", 10)
+        self._per_tick = (self.tf, self.com, self.momentum, self.gravity,
+                          self.forward_dynamics, self.markers, self.zmp, self.capture_point,
+                          self.cop)
+        self._period_ns, self._read, self._counted_ns = period_ns, frozenset(), None
+
+    def is_read(self, publisher):
+        """Whether the per-tick output ``publisher`` had a subscriber when last counted: at
+        most ``period_ns`` ago (monotonic clock); the counts are taken again after that."""
+        now = time.monotonic_ns()
+        if self._counted_ns is None or now - self._counted_ns >= self._period_ns:
+            self._counted_ns = now
+            self._read = frozenset(p for p in self._per_tick if p.get_subscription_count())
+        return publisher in self._read
 
 
 def static_transforms(kd, prefix, stamp):

@@ -28,6 +28,7 @@ from ros_helpers import (MIMIC_URDF, Rig, joint_state_msg,  # noqa: E402
 
 from kin_dyn_ros.dynamics import KinDynComputations  # noqa: E402
 from kin_dyn_ros.node import KinDynNode, sensor_thread  # noqa: E402
+from kin_dyn_ros.node.outputs import READERS_PERIOD_NS, Publishers  # noqa: E402
 from kin_dyn_ros_interfaces.msg import ForwardDynamics  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
@@ -215,7 +216,8 @@ def test_the_fast_clock_reads_the_clock_and_falls_back_without_its_handle(contex
 def test_outputs_nobody_subscribes_to_are_not_computed(context):
     """An output without a subscriber is neither rendered nor published, and forward
     dynamics is not computed while nothing reads ~/forward_dynamics (the tick says why);
-    a subscriber that comes gets the following ticks' messages."""
+    a subscriber that comes gets the messages of the ticks after READERS_PERIOD_NS (the
+    subscriber counts are kept that long)."""
     with mimic_node_and_helper(context, f'{NAMESPACE}/unread') as (node, helper, executor):
         rendered = []
         messages = node._model.messages
@@ -242,9 +244,30 @@ def test_outputs_nobody_subscribes_to_are_not_computed(context):
                                    got['forward_dynamics'].append, 10)
         assert spin_until(executor,
                           lambda: node._pub.forward_dynamics.get_subscription_count() == 1)
+        time.sleep(READERS_PERIOD_NS * 1e-9)
         assert tick(1)
         assert node._last_tick.result.base_acceleration is not None
         assert node._last_tick.fd_note == '' and 'forward_dynamics_msg' in rendered
         assert spin_until(executor, lambda: any(m.header.stamp.sec == 101
                                                 for m in got['forward_dynamics']))
         assert 'gravity_torques' not in rendered
+
+
+def test_subscriber_counts_are_kept_for_a_period(context):
+    """Publishers.is_read counts every per-tick output's subscribers again only once
+    ``period_ns`` has passed since the last count: a subscriber that comes is seen after it,
+    not before (with period 0, at once)."""
+    node = rclpy.create_node('counts_probe', namespace=f'{NAMESPACE}/counts', context=context)
+    try:
+        kept, fresh = Publishers(node, period_ns=3_600 * 10 ** 9), Publishers(node, period_ns=0)
+        assert not kept.is_read(kept.com) and not fresh.is_read(fresh.com)
+        node.create_subscription(PointStamped, '~/com', lambda m: None, 10)
+        deadline = time.monotonic() + 5.0
+        while not fresh.com.get_subscription_count() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert fresh.is_read(fresh.com) and fresh.is_read(fresh.tf) is False
+        assert not kept.is_read(kept.com)           # counted an hour ago, as far as it knows
+        kept._counted_ns -= 3_600 * 10 ** 9
+        assert kept.is_read(kept.com)
+    finally:
+        node.destroy_node()
