@@ -369,7 +369,7 @@ class KinDynNode(Node):
 
     def _publish(self, tick):
         """The tick's outputs, each only while something subscribes (work nobody reads is
-        not done; a new subscriber gets the ticks' after at most READERS_PERIOD_NS)."""
+        not done; a new subscriber is served from at most READERS_PERIOD_NS later)."""
         settings, msgs, pub = self._settings, self._model.messages, self._pub
         result, stamp, read = tick.result, tick.stamp, pub.is_read
         if settings.publish_tf and read(pub.tf):
