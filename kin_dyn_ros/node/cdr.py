@@ -27,7 +27,7 @@ Each reader also takes a message object of its type (the tests and the benchmark
 The common JointState (a name list seen before, and as many positions, velocities and
 efforts as names) has a shorter read, :meth:`InputReader.joint_state_block`: its three
 arrays as one view of the bytes, for :meth:`.conversions.JointStateMerger.update_block`
-(~7 against ~19 us warm on iCub, reading and merging); any other message is read by
+(~9 against ~19 us warm on iCub, reading and merging); any other message is read by
 :meth:`InputReader.joint_state`.
 """
 
@@ -197,9 +197,9 @@ class InputReader:
     def joint_state_block(self, data):
         """:class:`JointStateBlock` of a JointState's plain CDR bytes whose name list (not
         empty) was read before (and remembered) and that has a position, a velocity and an
-        effort per name;
-        None for anything else (a message object, other bytes, a new name list, arrays of
-        other lengths): :meth:`joint_state` reads those (and raises for bad ones)."""
+        effort per name; None for anything else (a message object, other bytes, a new name
+        list, arrays of other lengths): :meth:`joint_state` reads those (and raises for bad
+        ones)."""
         if not isinstance(data, bytes) or data[:_ENCAPSULATION] != _PLAIN_CDR_LE \
                 or len(data) < _ENCAPSULATION + 12:
             return None
