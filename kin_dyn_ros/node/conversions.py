@@ -279,13 +279,17 @@ class JointStateMerger:
         layout = self._layouts.get(names)
         if layout is None:
             return None
-        mimic = [(k + 1, self._index[nm]) for k, nm in enumerate(names)
-                 if nm in self._index and self._mimic_mask[self._index[nm]]]
-        mimic = np.array(mimic, dtype=np.intp).reshape(-1, 2).T
+        mimic_src, mimic_dst = self._mimic_columns(names)
         if len(self._blocks) >= 64:    # bounded, as the layouts
             self._blocks.clear()
-        columns = self._blocks[names] = (layout[0] + 1, layout[1], mimic[0], mimic[1])
+        columns = self._blocks[names] = (layout[0] + 1, layout[1], mimic_src + 1, mimic_dst)
         return columns
+
+    def _mimic_columns(self, names):
+        """(message indices, model joints) (2, m) of the mimic joints among ``names``."""
+        pairs = [(k, i) for k, i in enumerate(map(self._index.get, names))
+                 if i is not None and self._mimic_mask[i]]
+        return np.array(pairs, dtype=np.intp).reshape(-1, 2).T
 
     def knows_any(self, names):
         """Whether one of ``names`` is a joint of the model (mimic joints included)."""
@@ -294,10 +298,8 @@ class JointStateMerger:
     def _update_mimic_efforts(self, names, eff):
         if eff is None or not self._mimic.joints.size:
             return
-        for k, nm in enumerate(names):
-            i = self._index.get(nm)
-            if i is not None and self._mimic_mask[i]:
-                self.efforts[i] = eff[k]
+        src, dst = self._mimic_columns(names)
+        self.efforts[dst] = eff[src]
 
     def state(self):
         """(positions (n,), velocities (n,)) with the mimic joints filled from their masters."""
