@@ -123,6 +123,7 @@ import time
 
 import numpy as np
 
+from balance_cost import BalanceReaders, print_balance_cost, reader_main    # bench/
 from floor_bench import FloorProcess, TickTimer, print_floor    # bench/, beside this file
 from floor_node import MODES as FLOOR_MODES, input_messages
 from line_process import LineProcess
@@ -523,7 +524,9 @@ def service_clients(model=None):
 
 class ServiceLoad(LineProcess):
     """A service-load process (this script with ``--clients``): :attr:`check` is its idle
-    check; :meth:`start` and :meth:`stop` one run's load (stop: its figures)."""
+    check; :meth:`start` and :meth:`stop` one run's load (stop: its figures, row["services"])."""
+
+    key, name = 'services', 'clients'       # its figures in a run's row; its runs' label
 
     def __init__(self, model=None):
         super().__init__([sys.executable, __file__, '--clients',
@@ -642,7 +645,8 @@ class Receiver:
 def measure(receiver, publisher, rate, node_pid=None, with_probe=False, load=None,
             namespace=''):
     """One run of ``publisher`` (a :class:`Publisher`) at ``rate``: a row of the table. With
-    ``load`` (a :class:`ServiceLoad`) its clients call during the run (row["services"]).
+    ``load`` (a :class:`ServiceLoad` or a :class:`balance_cost.BalanceReaders`) runs during
+    the run (its figures in row[load.key]).
     ``namespace``: '' measures the node; a --floor node's namespace measures that node
     (``node_pid`` is then its process)."""
     from kin_dyn_ros.process_time import cpu_seconds    # of the node process
@@ -655,7 +659,7 @@ def measure(receiver, publisher, rate, node_pid=None, with_probe=False, load=Non
     sent = publisher.run(rate, namespace)
     time.sleep(0.5)              # what is still in flight
     cpu_after = cpu_seconds(node_pid)
-    services = load.stop() if load is not None else None
+    loaded = load.stop() if load is not None else None
     # the first WARMUP_S of each run are left out (the rate's first ticks)
     first = sent['first_ns'] + int(WARMUP_S * 1e9)
     span = max(1, sent['last_ns'] - sent['first_ns'])
@@ -676,10 +680,11 @@ def measure(receiver, publisher, rate, node_pid=None, with_probe=False, load=Non
     row['sustained'] = all(row[k]['ratio'] >= 0.99 and row[k]['p99'] < 5 * period_ms
                            for k in per_tick_outputs())
     row['target'], row['load'] = namespace, os.getloadavg()[0]
+    row['window'] = (first, sent['last_ns'])
     if probes is not None:
         row['probe'] = probe_summary(probes, first, sent['last_ns'])
-    if services is not None:
-        row['services'] = services
+    if loaded is not None:
+        row[load.key] = loaded
     return row
 
 
@@ -892,17 +897,21 @@ def start_node(extra_params=(), prefix=()):
                             env=dict(os.environ))
 
 
-def run_rates(receiver, args, node_pid, load=None):
+def run_rates(receiver, args, node_pid, load=None, alternate=False):
     """Measure each of ``args.rates`` in turn: (table rows, {rate key: records}). One
     publisher process serves every rate (its participant joins the graph once, before the
     first), or a new one each rate with ``args.publisher_per_rate``. With ``load`` (a
-    :class:`ServiceLoad`) each rate is measured twice: without clients, then with them
-    (rows in that order; records keyed "1000" and "1000+clients")."""
+    :class:`ServiceLoad` or a :class:`balance_cost.BalanceReaders`) each rate is measured
+    twice: without the load, then with it (rows in that order; records keyed "1000" and
+    "1000+clients" or "1000+balance": the load's ``name``), or with ``alternate`` in the other order every other
+    rate."""
     rows, records = [], {}
     publisher = None
     try:
-        for rate in args.rates:
-            for run_load in (None, load) if load is not None else (None,):
+        for i, rate in enumerate(args.rates):
+            order = (None,) if load is None else (
+                (load, None) if alternate and i % 2 else (None, load))
+            for run_load in order:
                 if publisher is None:
                     publisher = Publisher(args.duration, args.aux_rate, args.model)
                 rows.append(measure(receiver, publisher, int(rate), node_pid, args.probe,
@@ -911,14 +920,14 @@ def run_rates(receiver, args, node_pid, load=None):
                     publisher.close()
                     publisher = None
                 # a repeated rate: "1000#2", "1000#3", ...
-                key = str(int(rate)) + ('+clients' if run_load is not None else '')
+                key = str(int(rate)) + (f'+{run_load.name}' if run_load is not None else '')
                 runs = sum(k == key or k.startswith(key + '#') for k in records)
                 key += f'#{runs + 1}' if runs else ''
                 records[key] = {k: list(v) for k, v in receiver.records.items()}
                 if run_load is not None:
-                    records[key]['services'] = rows[-1]['services']
-                print(f'{int(rate)} Hz{" with clients" if run_load is not None else ""} done',
-                      file=sys.stderr, flush=True)
+                    records[key][run_load.key] = rows[-1][run_load.key]
+                print(f'{int(rate)} Hz{" with " + run_load.name if run_load is not None else ""}'
+                      f' done (CPU {rows[-1]["cpu_ms"]:.3f} ms/JS)', file=sys.stderr, flush=True)
     finally:
         if publisher is not None:
             publisher.close()
@@ -991,6 +1000,11 @@ def main():
                         f'({DYNAMICS_CLIENTS} x ~/get_dynamics at {DYNAMICS_HZ:g} Hz, 1 x '
                         f'~/check_equilibrium at {EQUILIBRIUM_HZ:g} Hz on a non-flat support, '
                         'in a process of their own), and print the two side by side (iCub)')
+    parser.add_argument('--balance-outputs', action='store_true',
+                        help='measure each rate twice, without and with a reader of ~/zmp, '
+                        '~/capture_point and ~/cop (a process of its own; the order '
+                        "alternating), and print what they add to the node's CPU per "
+                        'JointState (issue 18: < 20 us)')
     parser.add_argument('--floor', nargs='*', choices=FLOOR_MODES, metavar='MODE',
                         help='also measure, alternating with the node, a minimal rclpy node '
                         'per MODE (bench/floor_node.py, default: thread) that takes the same '
@@ -1001,6 +1015,7 @@ def main():
                         '(rclpy\'s EventsExecutor)')
     parser.add_argument('--namespaces', default='', help=argparse.SUPPRESS)
     parser.add_argument('--clients', action='store_true', help=argparse.SUPPRESS)
+    parser.add_argument('--balance-readers', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--probe-run', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--probe-cpu', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--publish', action='store_true', help=argparse.SUPPRESS)
@@ -1013,6 +1028,8 @@ def main():
         return probe(args.duration, args.probe_cpu)
     if args.clients:
         return service_clients(args.model)
+    if args.balance_readers:
+        return reader_main()
 
     import rclpy
     from std_msgs.msg import String
@@ -1020,8 +1037,8 @@ def main():
 
     if args.contact_outputs:
         OUTPUTS.update(CONTACT_OUTPUTS)
-    if args.floor is not None and args.service_load:
-        parser.error('--floor and --service-load are separate benches')
+    if sum((args.floor is not None, args.service_load, args.balance_outputs)) > 1:
+        parser.error('--floor, --service-load and --balance-outputs are separate benches')
     floor_modes = list(dict.fromkeys(args.floor or ['thread'])) if args.floor is not None \
         else []
     node_proc = start_node(args.param, shlex.split(args.node_prefix))
@@ -1052,6 +1069,15 @@ def main():
             finally:
                 load.close()
             print_service_load(rows, load.check)
+        elif args.balance_outputs:
+            readers = BalanceReaders(__file__)
+            try:
+                rows, records = run_rates(receiver, args, node_proc.pid, readers,
+                                          alternate=True)
+            finally:
+                readers.close()
+            print_table(rows)
+            print_balance_cost(rows)
         elif floors:
             timer = TickTimer(model_urdf(args.model))
             rows, records = run_floor_rates(receiver, args, node_proc.pid, floors, timer)

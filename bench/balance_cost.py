@@ -1,0 +1,135 @@
+"""bench_node.py --balance-outputs: what the balance outputs (issue 18: ~/zmp,
+~/capture_point, ~/cop) add to the node's CPU per JointState, both feet in contact (helpers
+of bench/bench_node.py, not a test).
+
+The node computes and publishes them only while something subscribes. Each rate is measured
+twice against the same node: without a reader of them and with one, a process of its own
+(bench_node.py with ``--balance-readers``) that subscribes to the three topics for the run
+and records, per message, the stamp and the reception time. The pair's order alternates
+from one repetition of a rate to the next. The difference of the node's CPU per JointState,
+pooled over the pairs, is the added cost per tick; the target is 20 us.
+"""
+
+import json
+import struct
+import sys
+import time
+
+import numpy as np
+
+from line_process import LineProcess
+
+NODE = 'kin_dyn_node'
+# output -> (topic, byte offset of header.stamp in the CDR data incl. the 4-byte header)
+BALANCE_OUTPUTS = {'zmp': (f'/{NODE}/zmp', 4), 'capture_point': (f'/{NODE}/capture_point', 4),
+                   'cop': (f'/{NODE}/cop', 4)}
+TARGET_US = 20.0          # issue 18: the added cost per tick inside the node
+MATCH_S = 10.0            # for the readers to be matched with the node's publishers
+
+
+def _types():
+    from geometry_msgs.msg import PointStamped
+    from kin_dyn_ros_interfaces.msg import CentresOfPressure
+    return {'zmp': PointStamped, 'capture_point': PointStamped, 'cop': CentresOfPressure}
+
+
+def reader_main():
+    """The reader process: print "ready"; on "go" (stdin) subscribe to BALANCE_OUTPUTS (raw,
+    on a sensor thread as bench_node's receiver), wait until each is matched with the node's
+    publisher and print "started"; on "stop" drop the subscriptions and print {output:
+    [[stamp ns, received ns], ...]} as JSON. Ends with stdin."""
+    import rclpy
+    from rclpy.qos import QoSProfile
+    from kin_dyn_ros.node.outputs import NO_SUBSCRIPTION_EVENTS
+    from kin_dyn_ros.node.sensor_thread import SensorThread
+
+    rclpy.init()
+    print('ready', flush=True)
+    node = thread = records = None
+    for line in sys.stdin:
+        if line.strip() == 'go':
+            node = rclpy.create_node('kin_dyn_bench_balance_reader',
+                                     start_parameter_services=False)
+            thread = SensorThread(node, lambda sub, exc: print(repr(exc), file=sys.stderr))
+            records = {key: [] for key in BALANCE_OUTPUTS}
+            subs = [node.create_subscription(
+                _types()[key], topic, _recorder(records[key], offset), QoSProfile(depth=1000),
+                raw=True, event_callbacks=NO_SUBSCRIPTION_EVENTS, callback_group=thread.group)
+                for key, (topic, offset) in BALANCE_OUTPUTS.items()]
+            thread.start()
+            deadline = time.monotonic() + MATCH_S
+            while (not all(s.get_publisher_count() for s in subs)
+                   and time.monotonic() < deadline):
+                time.sleep(0.01)
+            print('started', flush=True)
+        elif line.strip() == 'stop':
+            thread.stop()
+            node.destroy_node()
+            print(json.dumps(records), flush=True)
+    rclpy.try_shutdown()
+
+
+def _recorder(records, offset):
+    unpack = struct.Struct('<iI').unpack_from
+
+    def callback(data):
+        sec, nsec = unpack(data, offset)
+        records.append((sec * 1_000_000_000 + nsec, time.time_ns()))
+    return callback
+
+
+class BalanceReaders(LineProcess):
+    """The reader process (bench_node.py with ``--balance-readers``), a load of
+    bench_node's ``measure``: :meth:`start` subscribes (returns once matched), :meth:`stop`
+    unsubscribes and gives the run's receptions."""
+
+    key = name = 'balance'      # its figures in a run's row; its runs' label
+
+    def __init__(self, script):
+        super().__init__([sys.executable, script, '--balance-readers'], 'balance reader')
+
+    def start(self):
+        super().start()
+        if self.proc.stdout.readline().strip() != 'started':
+            raise RuntimeError('the balance reader process did not start its subscriptions')
+
+
+def _received(row):
+    """{output: (share of the run's JointStates received, p99 latency [ms])} of a run with
+    the readers."""
+    first, last = row['window']
+    out = {}
+    for key, records in row['balance'].items():
+        inside = [r for r in records if first <= r[0] <= last]
+        latency = np.array([r[1] - r[0] for r in inside]) * 1e-6
+        out[key] = (len({r[0] for r in inside}) / max(1, row['sent']),
+                    float(np.percentile(latency, 99)) if len(latency) else float('nan'))
+    return out
+
+
+def print_balance_cost(rows):
+    """Per rate: each pair of runs (without, with the readers), then the pooled added cost
+    against TARGET_US."""
+    print()
+    print('balance outputs (~/zmp, ~/capture_point, ~/cop; both soles in contact): the '
+          "node's CPU per JointState without and with a reader of them")
+    print(f"{'rate':>5} {'pair':>4} {'without [ms/JS]':>16} {'with [ms/JS]':>13} "
+          f"{'added [us]':>10}  with: received % / p99 [ms] per output")
+    for rate in sorted({row['rate'] for row in rows}):
+        runs = [row for row in rows if row['rate'] == rate and row['cpu_ms'] is not None]
+        without = [r for r in runs if 'balance' not in r]
+        with_ = [r for r in runs if 'balance' in r]
+        for k, (a, b) in enumerate(zip(without, with_), 1):
+            got = _received(b)
+            print(f"{rate:>5} {k:>4} {a['cpu_ms']:>16.3f} {b['cpu_ms']:>13.3f} "
+                  f"{1e3 * (b['cpu_ms'] - a['cpu_ms']):>10.1f}  " + ', '.join(
+                      f'{key} {100 * share:.1f} % / {p99:.2f}'
+                      for key, (share, p99) in got.items()))
+        if not without or not with_:
+            continue
+        base = np.mean([r['cpu_ms'] for r in without])
+        loaded = np.mean([r['cpu_ms'] for r in with_])
+        added = 1e3 * (loaded - base)
+        print(f"{rate} Hz, pooled over {len(with_)} pairs: {base:.3f} -> {loaded:.3f} ms per "
+              f"JointState: the balance outputs add {added:.1f} us per tick (target < "
+              f"{TARGET_US:g} us: {'met' if added < TARGET_US else 'NOT met'})")
