@@ -15,8 +15,8 @@ over all of them:
 - ``every``: all of them every tick (equilibrium_rate 1e6);
 - ``markers``: ``rate`` with ~/markers published every tick (markers_rate 1e6), for scale;
 - ``no_balance``: ``rate`` without the per-tick balance outputs (~/zmp, ~/capture_point,
-  ~/cop: their computation and publication), so that ``rate`` minus ``no_balance`` is their
-  cost per tick.
+  ~/cop: their computation, rendering and publication), so that ``rate`` minus
+  ``no_balance`` is their cost per tick.
 
 Usage:  source scripts/env.sh && python bench/bench_node_contacts.py [--ticks 200]
         [--rounds 30] [--equilibrium-rate 100]
@@ -115,13 +115,14 @@ def main():
     gc.freeze()         # as the node's main() does: the model's objects out of collections
     mech = node._mechanics
     hooks = (mech.steps, mech.new_markers)
-    balance_hook = node._publish_balance
+    balance_hook = node._balance_messages
     spent = []          # [s] each balance publication of the modes with it
 
     def timed_balance(*a):
         t0 = time.perf_counter()
-        balance_hook(*a)
+        out = balance_hook(*a)
         spent.append(time.perf_counter() - t0)
+        return out
 
     def no_steps(*_):       # a generator with no step, as ContactMechanics.steps
         yield from ()
@@ -129,7 +130,7 @@ def main():
     def set_mode(mode):
         off = mode == 'off'
         mech.steps, mech.new_markers = (no_steps, lambda: None) if off else hooks
-        node._publish_balance = (lambda *_: None) if mode in ('off', 'no_balance') \
+        node._balance_messages = (lambda *_: []) if mode in ('off', 'no_balance') \
             else timed_balance
         rate = 1e6 if mode == 'every' else args.equilibrium_rate
         node.set_parameters([Parameter('equilibrium_rate', value=rate),
@@ -177,7 +178,8 @@ def main():
     print(f"iCubGazeboV2_5, two soles x {len(mech._contacts.get('l_sole').points)} points, "
           f"both loaded; {args.rounds} x {args.ticks} ticks per mode; per JointState callback "
           f"(whole tick) [us]")
-    print(f"balance outputs (~/zmp, ~/capture_point, ~/cop, subscribed), in the tick: "
+    print(f"balance outputs (~/zmp, ~/capture_point, ~/cop, subscribed), their computation "
+          f"and rendering in the tick: "
           f"median {np.median(spent) * 1e6:.1f} us, mean {np.mean(spent) * 1e6:.1f} us")
     print(f"{'mode':10s} {'min':>8s} {'median':>8s} {'mean':>8s} {'p99':>8s} {'max':>8s}"
           f"  {'mean - off':>10s}")

@@ -103,9 +103,12 @@ def main():
             wrap(pub, 'publish', f'  publish {attr}')
     wrap(node, '_schedule_mechanics', 'contact mechanics: schedule')
     wrap(node, '_run_deferred', 'contact mechanics: deferred steps')
-    for attr in ('_publish_balance',):
+    for attr in ('_render', '_balance_messages'):
         if hasattr(node, attr):
             wrap(node, attr, f'{attr}')
+    wrap(m.kd, '_balance', '  balance (contact poses, CoPs, ZMP, DCM)')
+    for attr in ('zmp', 'capture_point', 'cops'):
+        wrap(m.balance_messages, attr, f'  render {attr}')
     gc.freeze()
 
     js, odom, wrench = input_messages(kd0)

@@ -369,31 +369,43 @@ class KinDynNode(Node):
 
     def _publish(self, tick):
         """The tick's outputs, each only while something subscribes (work nobody reads is
-        not done; a new subscriber is served from at most READERS_PERIOD_NS later)."""
+        not done; a new subscriber is served from at most READERS_PERIOD_NS later): every
+        message is rendered first, then all are published (the tick's arithmetic runs
+        before the middleware's code, not between its calls)."""
+        for publisher, msg in self._render(tick):
+            publisher.publish(msg)
+
+    def _render(self, tick):
+        """[(publisher, message)] of the tick's outputs that are read."""
         settings, msgs, pub = self._settings, self._model.messages, self._pub
         result, stamp, read = tick.result, tick.stamp, pub.is_read
+        out = []
         if settings.publish_tf and read(pub.tf):
-            pub.tf.publish(msgs.tf(result, stamp, settings.publish_base_tf and tick.have_base))
+            out.append((pub.tf, msgs.tf(result, stamp,
+                                        settings.publish_base_tf and tick.have_base)))
         if read(pub.com):
-            pub.com.publish(msgs.com_point(result, stamp))
+            out.append((pub.com, msgs.com_point(result, stamp)))
         if read(pub.momentum):
-            pub.momentum.publish(msgs.centroidal_momentum(result, stamp))
+            out.append((pub.momentum, msgs.centroidal_momentum(result, stamp)))
         if read(pub.gravity):
-            pub.gravity.publish(msgs.gravity_torques(result, stamp))
+            out.append((pub.gravity, msgs.gravity_torques(result, stamp)))
         if result.base_acceleration is not None:     # (computed only while subscribed)
-            pub.forward_dynamics.publish(msgs.forward_dynamics_msg(result, stamp, tick.inputs))
-        self._publish_balance(result, stamp)
+            out.append((pub.forward_dynamics,
+                        msgs.forward_dynamics_msg(result, stamp, tick.inputs)))
+        out += self._balance_messages(result, stamp)
         if settings.publish_markers and self._markers_due() and read(pub.markers):
             forces = msgs.contact_forces(result, tick.inputs.wrenches)
             balance = result.balance
-            pub.markers.publish(msgs.marker_array(result, stamp, forces, MarkerGroup.join((
+            out.append((pub.markers, msgs.marker_array(result, stamp, forces, MarkerGroup.join((
                 self._mechanics.new_markers(),
                 balance and balance_markers(settings.world_frame, stamp, balance,
-                                            self._mechanics.polygon_of(result))))))
+                                            self._mechanics.polygon_of(result)))))))
+        return out
 
-    def _publish_balance(self, result, stamp):
-        """~/zmp, ~/capture_point and ~/cop of a tick, while a contact is active and each
-        while something subscribes (the balance is computed only then)."""
+    def _balance_messages(self, result, stamp):
+        """[(publisher, message)] of ~/zmp, ~/capture_point and ~/cop of a tick, while a
+        contact is active and each while something subscribes (the balance is computed
+        only then)."""
         msgs, pub = self._model.balance_messages, self._pub
         wanted = [(p, render) for p, render in ((pub.zmp, msgs.zmp),
                                                 (pub.capture_point, msgs.capture_point),
@@ -401,11 +413,9 @@ class KinDynNode(Node):
                   if pub.is_read(p)]
         balance = result.balance if wanted else None
         if balance is None or not balance.active:
-            return
-        for publisher, render in wanted:
-            msg = render(balance, stamp)
-            if msg is not None:
-                publisher.publish(msg)
+            return []
+        rendered = [(publisher, render(balance, stamp)) for publisher, render in wanted]
+        return [(publisher, msg) for publisher, msg in rendered if msg is not None]
 
     def _markers_read(self):
         """Whether ~/markers arrays are published and subscribed."""
