@@ -903,8 +903,8 @@ def run_rates(receiver, args, node_pid, load=None, alternate=False):
     first), or a new one each rate with ``args.publisher_per_rate``. With ``load`` (a
     :class:`ServiceLoad` or a :class:`balance_cost.BalanceReaders`) each rate is measured
     twice: without the load, then with it (rows in that order; records keyed "1000" and
-    "1000+clients" or "1000+balance": the load's ``name``), or with ``alternate`` in the other order every other
-    rate."""
+    "1000+clients" or "1000+balance": the load's ``name``), or with ``alternate`` in the
+    other order every other rate."""
     rows, records = [], {}
     publisher = None
     try:
