@@ -369,14 +369,18 @@ class KinDynNode(Node):
 
     def _publish(self, tick):
         """The tick's outputs, each only while something subscribes (work nobody reads is
-        not done; a new subscriber is served from at most READERS_PERIOD_NS later): every
-        message is rendered first, then all are published (the tick's arithmetic runs
-        before the middleware's code, not between its calls)."""
+        not done; a new subscriber is served from at most READERS_PERIOD_NS later). Every
+        per-tick message is rendered first, then all are published (the tick's arithmetic
+        runs before the middleware's code, not between its calls); the marker array, at
+        most ``markers_rate``, comes after them, so that it never delays them."""
         for publisher, msg in self._render(tick):
             publisher.publish(msg)
+        settings, pub = self._settings, self._pub
+        if settings.publish_markers and self._markers_due() and pub.is_read(pub.markers):
+            pub.markers.publish(self._marker_array(tick))
 
     def _render(self, tick):
-        """[(publisher, message)] of the tick's outputs that are read."""
+        """[(publisher, message)] of the tick's per-tick outputs that are read."""
         settings, msgs, pub = self._settings, self._model.messages, self._pub
         result, stamp, read = tick.result, tick.stamp, pub.is_read
         out = []
@@ -392,15 +396,18 @@ class KinDynNode(Node):
         if result.base_acceleration is not None:     # (computed only while subscribed)
             out.append((pub.forward_dynamics,
                         msgs.forward_dynamics_msg(result, stamp, tick.inputs)))
-        out += self._balance_messages(result, stamp)
-        if settings.publish_markers and self._markers_due() and read(pub.markers):
-            forces = msgs.contact_forces(result, tick.inputs.wrenches)
-            balance = result.balance
-            out.append((pub.markers, msgs.marker_array(result, stamp, forces, MarkerGroup.join((
-                self._mechanics.new_markers(),
-                balance and balance_markers(settings.world_frame, stamp, balance,
-                                            self._mechanics.polygon_of(result)))))))
-        return out
+        return out + self._balance_messages(result, stamp)
+
+    def _marker_array(self, tick):
+        """~/markers of the tick: contact forces, the contact mechanics' new markers, the
+        balance points."""
+        result, stamp, msgs = tick.result, tick.stamp, self._model.messages
+        forces = msgs.contact_forces(result, tick.inputs.wrenches)
+        balance = result.balance
+        return msgs.marker_array(result, stamp, forces, MarkerGroup.join((
+            self._mechanics.new_markers(),
+            balance and balance_markers(self._settings.world_frame, stamp, balance,
+                                        self._mechanics.polygon_of(result)))))
 
     def _balance_messages(self, result, stamp):
         """[(publisher, message)] of ~/zmp, ~/capture_point and ~/cop of a tick, while a
