@@ -102,10 +102,15 @@ worst output's p50/p99, CPU per JointState, load), then pooled per rate: our CPU
 floor's, compute_tick's, and (ours - floor) / compute_tick against 1.2.
 ``--model`` also takes g1, talos or talos_reduced (example-robot-data; bench/models.py).
 
+``--balance-outputs`` (issue 18) measures each rate twice against the same node, without and
+with a reader of ~/zmp, ~/capture_point and ~/cop (the node computes them only while read),
+and prints what they add to its CPU per JointState: see bench/balance_cost.py.
+
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
         [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
         [--node-prefix COMMAND] [--probe] [--model URDF] [--dump FILE.json]
         [--publisher-per-rate] [--service-load] [--floor [thread spin events]]
+        [--balance-outputs]
 """
 
 import argparse
