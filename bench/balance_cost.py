@@ -11,13 +11,13 @@ pooled over the pairs, is the added cost per tick; the target is 20 us.
 """
 
 import json
-import struct
 import sys
 import time
 
 import numpy as np
 
 from line_process import LineProcess
+from receptions import stamp_recorder
 
 NODE = 'kin_dyn_node'
 # output -> (topic, byte offset of header.stamp in the CDR data incl. the 4-byte header)
@@ -53,8 +53,9 @@ def reader_main():
             thread = SensorThread(node, lambda sub, exc: print(repr(exc), file=sys.stderr))
             records = {key: [] for key in BALANCE_OUTPUTS}
             subs = [node.create_subscription(
-                _types()[key], topic, _recorder(records[key], offset), QoSProfile(depth=1000),
-                raw=True, event_callbacks=NO_SUBSCRIPTION_EVENTS, callback_group=thread.group)
+                _types()[key], topic, stamp_recorder(records[key], offset, False),
+                QoSProfile(depth=1000), raw=True, event_callbacks=NO_SUBSCRIPTION_EVENTS,
+                callback_group=thread.group)
                 for key, (topic, offset) in BALANCE_OUTPUTS.items()]
             thread.start()
             deadline = time.monotonic() + MATCH_S
@@ -67,15 +68,6 @@ def reader_main():
             node.destroy_node()
             print(json.dumps(records), flush=True)
     rclpy.try_shutdown()
-
-
-def _recorder(records, offset):
-    unpack = struct.Struct('<iI').unpack_from
-
-    def callback(data):
-        sec, nsec = unpack(data, offset)
-        records.append((sec * 1_000_000_000 + nsec, time.time_ns()))
-    return callback
 
 
 class BalanceReaders(LineProcess):

@@ -133,6 +133,7 @@ from floor_bench import FloorProcess, TickTimer, print_floor    # bench/, beside
 from floor_node import MODES as FLOOR_MODES, input_messages
 from line_process import LineProcess
 from models import model_label, model_text
+from receptions import stamp_recorder
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 NODE = 'kin_dyn_node'
@@ -591,8 +592,8 @@ class Receiver:
                 topic, offset = OUTPUTS[key]
                 qos = TF_QOS if key == 'tf' else QoSProfile(depth=1000)
                 node.create_subscription(output_types()[key], floor_topic(ns, topic),
-                                         self._callback(records[key], offset), qos, raw=True,
-                                         event_callbacks=NO_SUBSCRIPTION_EVENTS,
+                                         stamp_recorder(records[key], offset, self.with_info),
+                                         qos, raw=True, event_callbacks=NO_SUBSCRIPTION_EVENTS,
                                          callback_group=self.thread.group)
         self.thread.start()
 
@@ -604,20 +605,6 @@ class Receiver:
     @staticmethod
     def _on_error(sub, exc):
         print(f'receiver: {getattr(sub, "topic_name", "wait")}: {exc!r}', file=sys.stderr)
-
-    def _callback(self, records, offset):
-        unpack = struct.Struct('<iI').unpack_from
-        if self.with_info:      # the middleware's reception and source times (wall clock)
-            def callback(data, info):
-                sec, nsec = unpack(data, offset)
-                records.append((sec * 1_000_000_000 + nsec, info['received_timestamp'],
-                                info['source_timestamp'],
-                                info.get('publication_sequence_number')))
-        else:                   # Humble: when the callback runs
-            def callback(data):
-                sec, nsec = unpack(data, offset)
-                records.append((sec * 1_000_000_000 + nsec, time.time_ns()))
-        return callback
 
     def _on_diagnostics(self, msg, *_):
         """Keep the node's own tick durations (its "<node>: tick" status: compute and
