@@ -8,6 +8,11 @@ twice against the same node: without a reader of them and with one, a process of
 and records, per message, the stamp and the reception time. The pair's order alternates
 from one repetition of a rate to the next. The difference of the node's CPU per JointState,
 pooled over the pairs, is the added cost per tick; the target is 20 us.
+
+With ``--floor``, the floor node (bench/floor_node.py ``--balance``) publishes the three
+messages too, as prepared bytes and only while read, and its pairs are measured the same
+way, alternating with the node's: what it adds is what publishing the three messages to a
+reader costs any rclpy node, with no computation at all.
 """
 
 import json
@@ -16,6 +21,7 @@ import time
 
 import numpy as np
 
+from floor_bench import floor_topic
 from line_process import LineProcess
 from receptions import stamp_recorder
 
@@ -34,10 +40,11 @@ def _types():
 
 
 def reader_main():
-    """The reader process: print "ready"; on "go" (stdin) subscribe to BALANCE_OUTPUTS (raw,
-    on a sensor thread as bench_node's receiver), wait until each is matched with the node's
-    publisher and print "started"; on "stop" drop the subscriptions and print {output:
-    [[stamp ns, received ns], ...]} as JSON. Ends with stdin."""
+    """The reader process: print "ready"; on "go [NAMESPACE]" (stdin) subscribe to
+    BALANCE_OUTPUTS (raw, on a sensor thread as bench_node's receiver) of the node, or of the
+    --floor node in NAMESPACE, wait until each is matched with its publisher and print
+    "started"; on "stop" drop the subscriptions and print {output: [[stamp ns, received ns],
+    ...]} as JSON. Ends with stdin."""
     import rclpy
     from rclpy.qos import QoSProfile
     from kin_dyn_ros.node.outputs import NO_SUBSCRIPTION_EVENTS
@@ -47,15 +54,17 @@ def reader_main():
     print('ready', flush=True)
     node = thread = records = None
     for line in sys.stdin:
-        if line.strip() == 'go':
+        words = line.split()
+        if words[:1] == ['go']:
+            namespace = words[1] if len(words) > 1 else ''
             node = rclpy.create_node('kin_dyn_bench_balance_reader',
                                      start_parameter_services=False)
             thread = SensorThread(node, lambda sub, exc: print(repr(exc), file=sys.stderr))
             records = {key: [] for key in BALANCE_OUTPUTS}
             subs = [node.create_subscription(
-                _types()[key], topic, stamp_recorder(records[key], offset, False),
-                QoSProfile(depth=1000), raw=True, event_callbacks=NO_SUBSCRIPTION_EVENTS,
-                callback_group=thread.group)
+                _types()[key], floor_topic(namespace, topic),
+                stamp_recorder(records[key], offset, False), QoSProfile(depth=1000), raw=True,
+                event_callbacks=NO_SUBSCRIPTION_EVENTS, callback_group=thread.group)
                 for key, (topic, offset) in BALANCE_OUTPUTS.items()]
             thread.start()
             deadline = time.monotonic() + MATCH_S
@@ -80,8 +89,9 @@ class BalanceReaders(LineProcess):
     def __init__(self, script):
         super().__init__([sys.executable, script, '--balance-readers'], 'balance reader')
 
-    def start(self):
-        super().start()
+    def start(self, target=''):
+        """Subscribe to the outputs of the node ('') or of the --floor node in ``target``."""
+        super().start(target)
         if self.proc.stdout.readline().strip() != 'started':
             raise RuntimeError('the balance reader process did not start its subscriptions')
 
@@ -99,29 +109,34 @@ def _received(row):
     return out
 
 
-def print_balance_cost(rows):
-    """Per rate: each pair of runs (without, with the readers), then the pooled added cost
-    against TARGET_US."""
+def print_balance_cost(rows, floors=None):
+    """Per target (the node; each --floor node of ``floors``, {namespace: label}) and rate:
+    each pair of runs (without, with the readers), then the pooled added cost against
+    TARGET_US."""
     print()
-    print('balance outputs (~/zmp, ~/capture_point, ~/cop; both soles in contact): the '
-          "node's CPU per JointState without and with a reader of them")
-    print(f"{'rate':>5} {'pair':>4} {'without [ms/JS]':>16} {'with [ms/JS]':>13} "
-          f"{'added [us]':>10}  with: received % / p99 [ms] per output")
-    for rate in sorted({row['rate'] for row in rows}):
-        runs = [row for row in rows if row['rate'] == rate and row['cpu_ms'] is not None]
-        without = [r for r in runs if 'balance' not in r]
-        with_ = [r for r in runs if 'balance' in r]
-        for k, (a, b) in enumerate(zip(without, with_), 1):
-            got = _received(b)
-            print(f"{rate:>5} {k:>4} {a['cpu_ms']:>16.3f} {b['cpu_ms']:>13.3f} "
-                  f"{1e3 * (b['cpu_ms'] - a['cpu_ms']):>10.1f}  " + ', '.join(
-                      f'{key} {100 * share:.1f} % / {p99:.2f}'
-                      for key, (share, p99) in got.items()))
-        if not without or not with_:
-            continue
-        base = np.mean([r['cpu_ms'] for r in without])
-        loaded = np.mean([r['cpu_ms'] for r in with_])
-        added = 1e3 * (loaded - base)
-        print(f"{rate} Hz, pooled over {len(with_)} pairs: {base:.3f} -> {loaded:.3f} ms per "
-              f"JointState: the balance outputs add {added:.1f} us per tick (target < "
-              f"{TARGET_US:g} us: {'met' if added < TARGET_US else 'NOT met'})")
+    print('balance outputs (~/zmp, ~/capture_point, ~/cop; both soles in contact): CPU per '
+          'JointState without and with a reader of them')
+    print(f"{'process':<16} {'rate':>5} {'pair':>4} {'without [ms/JS]':>16} "
+          f"{'with [ms/JS]':>13} {'added [us]':>10}  with: received % / p99 [ms] per output")
+    labels = {'': 'ours (node)', **(floors or {})}
+    pooled = []
+    for target, label in labels.items():
+        for rate in sorted({row['rate'] for row in rows}):
+            runs = [row for row in rows if row['rate'] == rate and row['cpu_ms'] is not None
+                    and row.get('target', '') == target]
+            without = [r for r in runs if 'balance' not in r]
+            with_ = [r for r in runs if 'balance' in r]
+            for k, (a, b) in enumerate(zip(without, with_), 1):
+                print(f"{label:<16} {rate:>5} {k:>4} {a['cpu_ms']:>16.3f} {b['cpu_ms']:>13.3f} "
+                      f"{1e3 * (b['cpu_ms'] - a['cpu_ms']):>10.1f}  " + ', '.join(
+                          f'{key} {100 * share:.1f} % / {p99:.2f}'
+                          for key, (share, p99) in _received(b).items()))
+            if without and with_:
+                base = np.mean([r['cpu_ms'] for r in without])
+                loaded = np.mean([r['cpu_ms'] for r in with_])
+                pooled.append((label, rate, len(with_), base, loaded, 1e3 * (loaded - base)))
+    for label, rate, pairs, base, loaded, added in pooled:
+        print(f"{label}, {rate} Hz, pooled over {pairs} pairs: {base:.3f} -> {loaded:.3f} ms "
+              f"per JointState: the balance outputs add {added:.1f} us per tick" + (
+                  f" (target < {TARGET_US:g} us: {'met' if added < TARGET_US else 'NOT met'})"
+                  if label == labels[''] else ' (publishing them alone, no computation)'))

@@ -104,7 +104,9 @@ floor's, compute_tick's, and (ours - floor) / compute_tick against 1.2.
 
 ``--balance-outputs`` (issue 18) measures each rate twice against the same node, without and
 with a reader of ~/zmp, ~/capture_point and ~/cop (the node computes them only while read),
-and prints what they add to its CPU per JointState: see bench/balance_cost.py.
+and prints what they add to its CPU per JointState: see bench/balance_cost.py. With
+``--floor`` the floor nodes publish the three too (only while read), and their pairs are
+measured beside the node's: what the publishing alone adds.
 
 Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 1000 2000]
         [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
@@ -129,7 +131,7 @@ import time
 import numpy as np
 
 from balance_cost import BalanceReaders, print_balance_cost, reader_main    # bench/
-from floor_bench import FloorProcess, TickTimer, print_floor    # bench/, beside this file
+from floor_bench import FloorProcess, TickTimer, floor_topic, print_floor    # bench/
 from floor_node import MODES as FLOOR_MODES, input_messages
 from line_process import LineProcess
 from models import model_label, model_text
@@ -166,13 +168,6 @@ DRAIN_S = 3.0        # at the end of a run, how long a client waits for its pend
 def per_tick_outputs():
     """The keys of OUTPUTS published every tick (not the rate-limited ones)."""
     return [k for k in OUTPUTS if k not in RATE_LIMITED]
-
-
-def floor_topic(namespace, topic):
-    """``topic`` of the node (/tf, /kin_dyn_node/...) as a --floor node in ``namespace``
-    publishes it ('' : the node's own)."""
-    ns = namespace.strip('/')
-    return f'/{ns}{topic}' if ns else topic
 
 
 def loopback_env():
@@ -646,7 +641,7 @@ def measure(receiver, publisher, rate, node_pid=None, with_probe=False, load=Non
     receiver.clear()
     probes = start_probes(probe_cpus()) if with_probe else None
     if load is not None:
-        load.start()
+        load.start(namespace)
     cpu_before = cpu_seconds(node_pid)
     sent = publisher.run(rate, namespace)
     time.sleep(0.5)              # what is still in flight
@@ -926,13 +921,15 @@ def run_rates(receiver, args, node_pid, load=None, alternate=False):
     return rows, records
 
 
-def run_floor_rates(receiver, args, node_pid, floors, timer):
+def run_floor_rates(receiver, args, node_pid, floors, timer, load=None):
     """--floor: each of ``args.rates`` measured on the node and on every floor
     (:class:`floor_bench.FloorProcess`) in turn, the order rotating from one repetition of a
     rate to the next (node, floor; then floor, node; ...), and compute_tick timed in this
     process after each group (``timer``: :class:`floor_bench.TickTimer`). One publisher
-    process for all, with a set of topics per floor. (rows, records); the floors' records
-    are keyed "1000@<namespace>"."""
+    process for all, with a set of topics per floor. With ``load`` (a
+    :class:`balance_cost.BalanceReaders`) each target's run is a pair, without and with the
+    load on that target, the order alternating from one repetition to the next. (rows,
+    records); the floors' records are keyed "1000@<namespace>" ("1000+balance@...")."""
     targets = [('', node_pid)] + [(f.namespace, f.pid) for f in floors]
     rows, records = [], {}
     publisher = Publisher(args.duration, args.aux_rate, args.model,
@@ -940,14 +937,20 @@ def run_floor_rates(receiver, args, node_pid, floors, timer):
     try:
         for i, rate in enumerate(args.rates):
             k = i % len(targets)
-            for namespace, pid in targets[k:] + targets[:k]:
+            loads = (None,) if load is None else (load, None) if i % 2 else (None, load)
+            for namespace, pid, run_load in [(ns, pid, run) for ns, pid in
+                                             targets[k:] + targets[:k] for run in loads]:
                 rows.append(measure(receiver, publisher, int(rate), pid, args.probe,
-                                    namespace=namespace))
-                key = str(int(rate)) + (f'@{namespace}' if namespace else '')
+                                    run_load, namespace))
+                key = str(int(rate)) + (f'+{run_load.name}' if run_load is not None else '') \
+                    + (f'@{namespace}' if namespace else '')
                 runs = sum(r == key or r.startswith(key + '#') for r in records)
                 key += f'#{runs + 1}' if runs else ''
                 records[key] = {k2: list(v) for k2, v in receiver.records.items()}
-                print(f'{int(rate)} Hz {namespace or "node"} done (CPU '
+                if run_load is not None:
+                    records[key][run_load.key] = rows[-1][run_load.key]
+                print(f'{int(rate)} Hz {namespace or "node"}'
+                      f'{" with " + run_load.name if run_load is not None else ""} done (CPU '
                       f'{rows[-1]["cpu_ms"]:.3f} ms/JS, load {rows[-1]["load"]:.2f})',
                       file=sys.stderr, flush=True)
             timer.sample()
@@ -1029,12 +1032,13 @@ def main():
 
     if args.contact_outputs:
         OUTPUTS.update(CONTACT_OUTPUTS)
-    if sum((args.floor is not None, args.service_load, args.balance_outputs)) > 1:
-        parser.error('--floor, --service-load and --balance-outputs are separate benches')
+    if args.service_load and (args.floor is not None or args.balance_outputs):
+        parser.error('--service-load is a bench of its own (not with --floor or '
+                     '--balance-outputs)')
     floor_modes = list(dict.fromkeys(args.floor or ['thread'])) if args.floor is not None \
         else []
     node_proc = start_node(args.param, shlex.split(args.node_prefix))
-    floors = [FloorProcess(mode, args.model) for mode in floor_modes]
+    floors = [FloorProcess(mode, args.model, args.balance_outputs) for mode in floor_modes]
     rclpy.init()
     # a lean receiver: no parameter services, no QoS event handlers (fewer waitables per wake)
     node = rclpy.create_node('kin_dyn_bench_receiver', start_parameter_services=False)
@@ -1064,12 +1068,14 @@ def main():
         elif args.balance_outputs:
             readers = BalanceReaders(__file__)
             try:
-                rows, records = run_rates(receiver, args, node_proc.pid, readers,
-                                          alternate=True)
+                rows, records = run_floor_rates(receiver, args, node_proc.pid, floors,
+                                                TickTimer(model_urdf(args.model)), readers) \
+                    if floors else run_rates(receiver, args, node_proc.pid, readers,
+                                             alternate=True)
             finally:
                 readers.close()
-            print_table(rows)
-            print_balance_cost(rows)
+            print_table([r for r in rows if not r['target']])
+            print_balance_cost(rows, {f.namespace: f.label for f in floors})
         elif floors:
             timer = TickTimer(model_urdf(args.model))
             rows, records = run_floor_rates(receiver, args, node_proc.pid, floors, timer)

@@ -23,19 +23,27 @@ SLOW_CPU_MS, SLOW_PIN_MM_US = 0.5, 7.0    # <= 0.5 ms per JointState when Pinocc
 TICK_PACED_S = 1.0             # compute_tick timed one call per ms for this long, per group
 
 
+def floor_topic(namespace, topic):
+    """``topic`` of the node (/tf, /kin_dyn_node/...) as a --floor node in ``namespace``
+    publishes it ('' : the node's own)."""
+    ns = namespace.strip('/')
+    return f'/{ns}{topic}' if ns else topic
+
+
 def floor_namespace(mode):
     return f'kin_dyn_floor_{mode}'
 
 
 class FloorProcess:
     """A floor node (bench/floor_node.py) in a process of its own, in
-    :func:`floor_namespace`; ``pid``; :meth:`wait_ready` once the receiver exists."""
+    :func:`floor_namespace` (``balance``: also publishing the balance outputs); ``pid``;
+    :meth:`wait_ready` once the receiver exists."""
 
-    def __init__(self, mode, model=None):
+    def __init__(self, mode, model=None, balance=False):
         self.mode, self.namespace = mode, floor_namespace(mode)
         self.proc = subprocess.Popen(
             [sys.executable, str(FLOOR_SCRIPT), '--namespace', self.namespace, '--mode', mode,
-             *(['--model', model] if model else [])],
+             *(['--model', model] if model else []), *(['--balance'] if balance else [])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=dict(os.environ))
         self.pid = self.proc.pid
 

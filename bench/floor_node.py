@@ -192,7 +192,33 @@ def floor_messages(kd, prefix='', world='odom'):
     ]
 
 
-def run(namespace, mode, model=None):
+def balance_messages(kd, world='odom'):
+    """[(key, msg type, topic, StampedBytes)] of the node's balance outputs (~/zmp,
+    ~/capture_point, ~/cop; issue 18) with the contents of one compute_tick of
+    :func:`tick_inputs` (both soles active, the contacts' default geometry), rendered by the
+    node's own :class:`kin_dyn_ros.node.balance_outputs.BalanceMessages`: the node's layouts."""
+    from geometry_msgs.msg import PointStamped
+    from builtin_interfaces.msg import Time
+    from rclpy.serialization import deserialize_message
+    from kin_dyn_ros.node.balance_outputs import BalanceMessages
+    from kin_dyn_ros.node.contact_mechanics import contact_geometry, make_contact
+    from kin_dyn_ros_interfaces.msg import CentresOfPressure
+    w_H_b, s, nu, s_dot, tau, wrenches = tick_inputs(kd)
+    contacts = {c: make_contact(contact_geometry(c)) for c in wrenches}
+    balance = kd.compute_tick(w_H_b, s, nu, s_dot, tau, wrenches, contacts).balance
+    render = BalanceMessages(world, contacts)
+    out = []
+    for key, msg_type, topic in (('zmp', PointStamped, '~/zmp'),
+                                 ('capture_point', PointStamped, '~/capture_point'),
+                                 ('cop', CentresOfPressure, '~/cop')):
+        msg = getattr(render, key if key != 'cop' else 'cops')(balance, Time())
+        if isinstance(msg, bytes):
+            msg = deserialize_message(msg, msg_type)
+        out.append((key, msg_type, topic, StampedBytes(msg, [msg.header.stamp])))
+    return out
+
+
+def run(namespace, mode, model=None, balance=False):
     """The floor node process (see the module docstring)."""
     import rclpy
     from geometry_msgs.msg import WrenchStamped
@@ -200,7 +226,7 @@ def run(namespace, mode, model=None):
     from rclpy.qos import qos_profile_sensor_data
     from sensor_msgs.msg import JointState
     from kin_dyn_ros.dynamics import KinDynComputations
-    from kin_dyn_ros.node.outputs import NO_SUBSCRIPTION_EVENTS, TF_QOS
+    from kin_dyn_ros.node.outputs import NO_SUBSCRIPTION_EVENTS, ReadCounts, TF_QOS
     try:
         from rclpy.event_handler import PublisherEventCallbacks
     except ImportError:  # Humble
@@ -215,6 +241,9 @@ def run(namespace, mode, model=None):
     outputs = [(node.create_publisher(t, topic, TF_QOS if key == 'tf' else 10,
                                       event_callbacks=no_events), template)
                for key, t, topic, template in messages]
+    extra = [(node.create_publisher(t, topic, 10, event_callbacks=no_events), template)
+             for _, t, topic, template in (balance_messages(kd) if balance else ())]
+    read = ReadCounts([pub for pub, _ in extra])   # (the node's counts)
     unpack = struct.Struct('<iI').unpack_from
     thread = SensorThread(node, lambda sub, exc: print(f'floor: {sub}: {exc!r}',
                                                        file=sys.stderr)) \
@@ -225,6 +254,9 @@ def run(namespace, mode, model=None):
         sec, nsec = unpack(data, 4)          # header.stamp, first in the payload
         for pub, template in outputs:
             pub.publish(template.render(sec, nsec))
+        for pub, template in extra:
+            if read(pub):
+                pub.publish(template.render(sec, nsec))
 
     def drop(data):
         pass
@@ -278,8 +310,10 @@ def main():
     parser.add_argument('--namespace', default='/kin_dyn_floor')
     parser.add_argument('--mode', choices=MODES, default='thread')
     parser.add_argument('--model', metavar='URDF')
+    parser.add_argument('--balance', action='store_true',
+                        help='also publish ~/zmp, ~/capture_point and ~/cop, each while read')
     args = parser.parse_args()
-    run(args.namespace, args.mode, args.model)
+    run(args.namespace, args.mode, args.model, args.balance)
 
 
 if __name__ == '__main__':

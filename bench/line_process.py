@@ -21,8 +21,9 @@ class LineProcess:
         if not self.ready.startswith('ready'):
             raise RuntimeError(f'the {what} process ended (exit {self.proc.wait()})')
 
-    def start(self):
-        self.proc.stdin.write('go\n')
+    def start(self, target=''):
+        """Start the load (on ``target``, a word the child reads after ``go``)."""
+        self.proc.stdin.write(f'go {target}'.rstrip() + '\n')
         self.proc.stdin.flush()
 
     def stop(self):

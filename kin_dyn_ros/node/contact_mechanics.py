@@ -12,7 +12,8 @@ the force the environment applies to the link.
 At ``equilibrium_rate`` [Hz, counted in JointState stamps; 0 = off], on the ticks that are
 due, when the node has contacts and something reads one of these outputs (a subscriber to
 one of the three topics; or to ~/markers with ``publish_markers``, then at most at about
-``markers_rate``; each topic is published only while subscribed)
+``markers_rate``; each topic is published only while subscribed; their subscribers are
+counted at most every 20 ms, as the per-tick outputs', :class:`.outputs.ReadCounts`)
 (:meth:`ContactMechanics.steps`, after all the tick's
 outputs; on the node's sensor thread, one step in each moment with no input waiting, so that
 they never delay a queued JointState by more than a step: a tick that a newer one overtakes
@@ -71,7 +72,7 @@ from .conversions import float_array, stamp_fields, stamp_to_ns, stamp_words, xy
 from ..dynamics.contacts import Contact, ground_axes, hull_support
 from ..equilibrium_worker import EquilibriumWorker, QueryWorker
 from .markers import MarkerGroup, make_marker
-from .outputs import EffortMessage, SerializedTemplate, TemplateCache
+from .outputs import EffortMessage, ReadCounts, SerializedTemplate, TemplateCache
 from .services import offloaded, request_call
 from .throttle import ThrottledLogger
 
@@ -257,6 +258,7 @@ class ContactMechanics:
         self._polygon_pub = pub(PolygonStamped, "~/support_polygon")
         self._margin_pub = pub(StabilityMargin, "~/stability_margin")
         self._torques_pub = pub(JointState, "~/equilibrium_torques")
+        self._read = ReadCounts((self._polygon_pub, self._margin_pub, self._torques_pub))
         # a group of its own: while a check is awaited, the node's default group (the other
         # services, timers, parameters) stays free; checks still come one at a time
         self.service = node.create_service(CheckEquilibrium, "~/check_equilibrium", self._check,
@@ -357,7 +359,7 @@ class ContactMechanics:
             return
         yield
         self.publish_support()
-        if self._support.contacts and self._torques_pub.get_subscription_count():
+        if self._support.contacts and self._read(self._torques_pub):
             yield
             self._request_torques(self._stamp, self._support)
 
@@ -366,9 +368,9 @@ class ContactMechanics:
         was due, each while subscribed."""
         if not self._fresh:
             return
-        if self._polygon_pub.get_subscription_count():
+        if self._read(self._polygon_pub):
             self._polygon_pub.publish(self._messages.polygon(self._support, self._stamp))
-        if self._margin_pub.get_subscription_count():
+        if self._read(self._margin_pub):
             self._margin_pub.publish(self._messages.margin(self._support, self._balance,
                                                            self._margins, self._stamp))
 
@@ -378,12 +380,6 @@ class ContactMechanics:
         node then schedules no steps for them."""
         return bool(self._contacts) and (self._worker.expecting
                                          or self._turn(stamp_to_ns(stamp)))
-
-    def _topics_read(self):
-        """Whether a topic of the support or of the torques has a subscriber."""
-        return bool(self._polygon_pub.get_subscription_count()
-                    or self._margin_pub.get_subscription_count()
-                    or self._torques_pub.get_subscription_count())
 
     def _markers_wait_over(self, t):
         """Whether the support of a tick of stamp ``t`` [ns] is needed for ~/markers alone:
@@ -403,7 +399,7 @@ class ContactMechanics:
         work nobody reads is not done."""
         if not self._is_due(t):
             return False
-        if self._topics_read() or self._markers_wait_over(t):
+        if self._read.any() or self._markers_wait_over(t):
             return True           # (:meth:`update` takes the turn)
         self._due(t)
         return False

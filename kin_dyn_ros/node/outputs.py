@@ -39,7 +39,7 @@ from .conversions import (assign_fields, make_transform_stamped, stamp_fields, s
 from .markers import MarkerSet
 
 __all__ = ["TF_QOS", "LATCHED_QOS", "NO_SUBSCRIPTION_EVENTS", "READERS_PERIOD_NS",
-           "Publishers", "TickMessages",
+           "Publishers", "ReadCounts", "TickMessages",
            "world_frame_link", "SerializedTemplate", "TemplateCache", "EffortMessage",
            "static_transforms"]
 
@@ -65,8 +65,8 @@ READERS_PERIOD_NS = 20_000_000
 class Publishers:
     """Every publisher of the node. ``description`` re-publishes a robot_description given
     as a parameter (reliable, transient_local), as robot_state_publisher does. No QoS event
-    handlers (see ``_NO_EVENTS``). :meth:`is_read` tells whether a per-tick output has a
-    subscriber (counted at most every ``period_ns``)."""
+    handlers (see ``_NO_EVENTS``). ``is_read(publisher)`` tells whether a per-tick output has
+    a subscriber (:class:`ReadCounts`: counted at most every ``period_ns``)."""
 
     def __init__(self, node, period_ns=READERS_PERIOD_NS):
         def pub(msg_type, topic, qos):
@@ -83,19 +83,34 @@ class Publishers:
         self.capture_point = pub(PointStamped, "~/capture_point", 10)
         self.cop = pub(CentresOfPressure, "~/cop", 10)
         self.diagnostics = pub(DiagnosticArray, "/diagnostics", 10)
-        self._per_tick = (self.tf, self.com, self.momentum, self.gravity,
-                          self.forward_dynamics, self.markers, self.zmp, self.capture_point,
-                          self.cop)
-        self._period_ns, self._read, self._counted_ns = period_ns, frozenset(), None
+        self.is_read = ReadCounts((self.tf, self.com, self.momentum, self.gravity,
+                                   self.forward_dynamics, self.markers, self.zmp,
+                                   self.capture_point, self.cop), period_ns)
 
-    def is_read(self, publisher):
-        """Whether the per-tick output ``publisher`` had a subscriber when last counted: at
-        most ``period_ns`` ago (monotonic clock); the counts are taken again after that."""
+
+class ReadCounts:
+    """Which of ``publishers`` have a subscriber, counted at most every ``period_ns``.
+
+    ``read_counts(publisher)`` tells whether ``publisher`` had a subscriber when last
+    counted: at most ``period_ns`` ago (monotonic clock); all are counted again after that.
+    ``read_counts.any()`` whether any of them had one."""
+
+    def __init__(self, publishers, period_ns=READERS_PERIOD_NS):
+        self._publishers, self._period_ns = tuple(publishers), period_ns
+        self._read, self._counted_ns = frozenset(), None
+
+    def __call__(self, publisher):
+        return publisher in self._counted()
+
+    def any(self):
+        return bool(self._counted())
+
+    def _counted(self):
         now = time.monotonic_ns()
         if self._counted_ns is None or now - self._counted_ns >= self._period_ns:
             self._counted_ns = now
-            self._read = frozenset(p for p in self._per_tick if p.get_subscription_count())
-        return publisher in self._read
+            self._read = frozenset(p for p in self._publishers if p.get_subscription_count())
+        return self._read
 
 
 def static_transforms(kd, prefix, stamp):
