@@ -196,7 +196,8 @@ def balance_messages(kd, world='odom'):
     """[(key, msg type, topic, StampedBytes)] of the node's balance outputs (~/zmp,
     ~/capture_point, ~/cop; issue 18) with the contents of one compute_tick of
     :func:`tick_inputs` (both soles active, the contacts' default geometry), rendered by the
-    node's own :class:`kin_dyn_ros.node.balance_outputs.BalanceMessages`: the node's layouts."""
+    node's own :class:`kin_dyn_ros.node.balance_outputs.BalanceMessages`: the node's layouts.
+    None ([]) when CONTACTS are not links of the model (as the node then publishes none)."""
     from geometry_msgs.msg import PointStamped
     from builtin_interfaces.msg import Time
     from rclpy.serialization import deserialize_message
@@ -206,6 +207,8 @@ def balance_messages(kd, world='odom'):
     w_H_b, s, nu, s_dot, tau, wrenches = tick_inputs(kd)
     contacts = {c: make_contact(contact_geometry(c)) for c in wrenches}
     balance = kd.compute_tick(w_H_b, s, nu, s_dot, tau, wrenches, contacts).balance
+    if balance is None or not balance.active:      # CONTACTS are not links of the model
+        return []
     render = BalanceMessages(world, contacts)
     out = []
     for key, msg_type, topic in (('zmp', PointStamped, '~/zmp'),
