@@ -925,8 +925,8 @@ def run_floor_rates(receiver, args, node_pid, floors, timer, load=None):
     """--floor: each of ``args.rates`` measured on the node and on every floor
     (:class:`floor_bench.FloorProcess`) in turn, the order rotating from one repetition of a
     rate to the next (node, floor; then floor, node; ...), and compute_tick timed in this
-    process after each group (``timer``: :class:`floor_bench.TickTimer`). One publisher
-    process for all, with a set of topics per floor. With ``load`` (a
+    process after each group (``timer``: :class:`floor_bench.TickTimer`; None: not timed).
+    One publisher process for all, with a set of topics per floor. With ``load`` (a
     :class:`balance_cost.BalanceReaders`) each target's run is a pair, without and with the
     load on that target, the order alternating from one repetition to the next. (rows,
     records); the floors' records are keyed "1000@<namespace>" ("1000+balance@...")."""
@@ -953,7 +953,8 @@ def run_floor_rates(receiver, args, node_pid, floors, timer, load=None):
                       f'{" with " + run_load.name if run_load is not None else ""} done (CPU '
                       f'{rows[-1]["cpu_ms"]:.3f} ms/JS, load {rows[-1]["load"]:.2f})',
                       file=sys.stderr, flush=True)
-            timer.sample()
+            if timer is not None:
+                timer.sample()
     finally:
         publisher.close()
     return rows, records
@@ -1068,8 +1069,8 @@ def main():
         elif args.balance_outputs:
             readers = BalanceReaders(__file__)
             try:
-                rows, records = run_floor_rates(receiver, args, node_proc.pid, floors,
-                                                TickTimer(model_urdf(args.model)), readers) \
+                rows, records = run_floor_rates(receiver, args, node_proc.pid, floors, None,
+                                                readers) \
                     if floors else run_rates(receiver, args, node_proc.pid, readers,
                                              alternate=True)
             finally:

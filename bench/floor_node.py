@@ -211,10 +211,11 @@ def balance_messages(kd, world='odom'):
         return []
     render = BalanceMessages(world, contacts)
     out = []
-    for key, msg_type, topic in (('zmp', PointStamped, '~/zmp'),
-                                 ('capture_point', PointStamped, '~/capture_point'),
-                                 ('cop', CentresOfPressure, '~/cop')):
-        msg = getattr(render, key if key != 'cop' else 'cops')(balance, Time())
+    for key, msg_type, topic, rendered in (('zmp', PointStamped, '~/zmp', render.zmp),
+                                           ('capture_point', PointStamped, '~/capture_point',
+                                            render.capture_point),
+                                           ('cop', CentresOfPressure, '~/cop', render.cops)):
+        msg = rendered(balance, Time())
         if isinstance(msg, bytes):
             msg = deserialize_message(msg, msg_type)
         out.append((key, msg_type, topic, StampedBytes(msg, [msg.header.stamp])))
