@@ -14,7 +14,8 @@ is ``F = A f``: each a single matrix product, O(N^2) flops but few NumPy calls.
 - RNEA (ch. 5.3): ``f_i = I_i a_i + v_i x* I_i v_i - f_ext_i``, ``tau_j = S_j . sum_sub(j) f``.
 - Coriolis matrix: the Christoffel-consistent factorisation of Echeandia and Wensing (2021),
   ``C = sum_i J_i^T (I_i Jdot_i + B_i J_i)``, so ``Mdot = C + C^T``.
-- Forward dynamics: ``M nu_dot = tau - h`` solved on the CRBA mass matrix, which from
+- Forward dynamics: ``M nu_dot = tau - h`` solved on the CRBA mass matrix (on the joints
+  that carry inertia: a massless subtree's joints get NaN, :func:`solve_forward_dynamics`), which from
   Python is faster than the O(n) ABA recursion for humanoid sizes: by Cholesky (LAPACK
   ``dposv``, M being symmetric positive definite) when SciPy is installed, else with
   ``np.linalg.solve`` (LU; the core needs only NumPy). The same numbers, but LU costs twice
@@ -33,7 +34,7 @@ from .spatial import motion_cross_matrix, skew
 
 __all__ = ["mass_matrix", "body_velocities", "inverse_dynamics", "gravity_forces",
            "momentum_matrix", "coriolis_matrix",
-           "solve_mass_matrix"]
+           "solve_mass_matrix", "massless_columns", "solve_forward_dynamics"]
 
 
 def _dots(a, b):
@@ -143,6 +144,40 @@ def coriolis_matrix(model, kin, base_vel, qd):
     return out
 
 
+def massless_columns(mass):
+    """Boolean mask (n,) of the joint columns of M (6+n, 6+n) with no inertia moving with
+    them: ``M_jj <= 1e-12 max(1, max diag)``. Their rows and columns of M are zero (M_jj =
+    S_j . Ic_j S_j = 0 with Ic_j positive semi-definite gives Ic_j S_j = 0, and so for every
+    entry of the row), and so is every descendant's."""
+    diag = mass.diagonal()
+    return diag[6:] <= 1e-12 * max(1.0, diag.max())
+
+
+def solve_forward_dynamics(mass, rhs):
+    """``nu_dot`` (6+n,) of ``M nu_dot = rhs`` on the joints that carry inertia, NaN for the
+    massless ones (:func:`massless_columns`), and that mask (n,).
+
+    The massless joints' rows and columns of M vanish, so the other coordinates'
+    accelerations solve the reduced system ``M_rr x_r = rhs_r`` and do not depend on them
+    (as Pinocchio's model with those joints locked); theirs are undefined. ValueError when
+    the reduced M is singular (degenerate inertia of the floating base's subtree)."""
+    massless = massless_columns(mass)
+    if not massless.any():
+        return _checked_solve(mass, rhs), massless
+    keep = np.concatenate([np.ones(6, dtype=bool), ~massless])
+    out = np.full(len(rhs), np.nan)
+    out[keep] = _checked_solve(mass[np.ix_(keep, keep)], rhs[keep])
+    return out, massless
+
+
+def _checked_solve(mass, rhs):
+    x = _solve_spd(mass, rhs)
+    if x is None:
+        raise ValueError("the mass matrix is singular (degenerate inertia of the floating "
+                         "base's subtree); forward dynamics is undefined")
+    return x
+
+
 def solve_mass_matrix(mass, rhs, joint_names):
     """Solve ``M x = rhs`` (rhs (6+n,) or (6+n, k)); ValueError naming joints if M is
     singular.
@@ -152,17 +187,12 @@ def solve_mass_matrix(mass, rhs, joint_names):
     singular only when the whole robot's inertia is (e.g. point masses on one line): the
     factorisation then fails.
     """
-    diag = mass.diagonal()
-    tol = 1e-12 * max(1.0, diag.max())
-    if len(diag) > 6 and diag[6:].min() <= tol:
-        bad = [joint_names[k] for k in np.flatnonzero(diag[6:] <= tol)]
+    massless = massless_columns(mass)
+    if massless.any():
+        bad = [joint_names[k] for k in np.flatnonzero(massless)]
         raise ValueError(f"the mass matrix is singular: no inertia moves with joint(s) {bad} "
-                         f"(massless subtree); forward dynamics is undefined")
-    x = _solve_spd(mass, rhs)
-    if x is None:
-        raise ValueError("the mass matrix is singular (degenerate inertia of the floating "
-                         "base's subtree); forward dynamics is undefined")
-    return x
+                         f"(massless subtree)")
+    return _checked_solve(mass, rhs)
 
 
 def _solve_spd(mass, rhs):

@@ -19,6 +19,7 @@ Equations of motion: ``M(q) nu_dot + h(q, nu) = [0; tau] + sum_F J_F^T w_F`` wit
 """
 
 import copy
+import functools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -28,6 +29,8 @@ import numpy as np
 from . import algorithms as alg
 from .balance import balance
 from .checks import checked_array, checked_arrays
+from .compiled import (NO_FRAMES, NO_TARGETS, NO_WRENCHES, CompiledModel, SingularMassMatrix,
+                       ensure_compiled, jit_path, jit_status)
 from .kinematics import (chain_poses, chain_product, forward_pass, joint_quaternions,
                          path_columns, transform_wrench)
 from .model import MimicJoints, build_model
@@ -59,6 +62,8 @@ class TickResult:
     - ``base_acceleration`` (6,) in ``representation`` and ``joint_accelerations`` (n,) from
       forward dynamics, or None when no torques were given or when forward dynamics is
       undefined at this state; ``forward_dynamics_error`` then says why (else "").
+      ``massless_joints``: the joints with no inertia moving with them, whose
+      accelerations are NaN (undefined; the others' do not depend on them).
     - ``balance``: the :class:`.balance.Balance` (CoP of each contact, ZMP, DCM, capture
       point) of the contacts given to ``compute_tick`` (computed on first access), or None.
     """
@@ -75,6 +80,7 @@ class TickResult:
     joint_accelerations: np.ndarray
     representation: Representations
     forward_dynamics_error: str = ""
+    massless_joints: tuple = ()
     _frame_poses: object = field(repr=False, default=None)
     _frame_pose: object = field(repr=False, default=None)
     _balance: object = field(repr=False, default=None)
@@ -122,10 +128,15 @@ class KinDynComputations:
         Pinocchio; iDynTree instead moves a massless root's base to the first massive link).
     gravity : array_like, shape (3,) or (6,)
         Gravity acceleration in the world frame [m/s^2]; adam's 6-vector [g; 0] is accepted.
+    compiled : bool, optional
+        Run the compiled kernels (numba) or the NumPy code; default: what the process runs
+        (:func:`.compiled.jit_path`: compiled unless ``KIN_DYN_JIT=0`` or numba is
+        missing). True where numba is unavailable raises RuntimeError with the reason.
+        Both give the same numbers (tested to 1e-12); the NumPy code is the reference.
     """
 
     def __init__(self, urdf, joints_name_list=None, root_link=None,
-                 gravity=np.array([0.0, 0.0, -9.80665])):
+                 gravity=np.array([0.0, 0.0, -9.80665]), compiled=None):
         self.model = build_model(urdf, joints_name_list, root_link)
         g = np.asarray(gravity, dtype=float).reshape(-1)
         if g.shape not in ((3,), (6,)) or not np.isfinite(g).all():
@@ -140,11 +151,23 @@ class KinDynComputations:
         self._total_mass = self.model.total_mass
         self._mimic = MimicJoints(self.model.joints_name_list, self.model.mimic)
         self._keep_kin, self._last_kin = False, None     # see sharing_model
+        kernels = jit_path() if compiled is not False else None   # None: the NumPy code
+        if compiled and kernels is None:
+            raise RuntimeError(f"compiled kernels unavailable: {jit_status().reason}")
+        self._jit = None if kernels is None else CompiledModel(kernels, self.model,
+                                                               self.gravity)
+        if self._jit is not None:
+            ensure_compiled(self._jit)
 
     # -- model information --------------------------------------------------------------
     @property
     def joints_name_list(self):
         return list(self.model.joints_name_list)
+
+    @property
+    def compiled(self):
+        """True when this instance runs the compiled kernels (see the ``compiled`` argument)."""
+        return self._jit is not None
 
     @property
     def NDoF(self):  # noqa: N802 (adam's name)
@@ -258,6 +281,8 @@ class KinDynComputations:
     def forward_kinematics(self, frame, w_H_b, s):
         """World pose of ``frame`` (4, 4), any link of the URDF."""
         idx = self._frame(frame)
+        if self._jit is not None:
+            return self._jit.frame(self.rep, "pose", idx, w_H_b, s)
         w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
         s = checked_array("s", s, (self.model.n,))
         pose = chain_product(self.model, w_H_b[:3, :3], s, self.model.frame_body[idx])
@@ -280,6 +305,8 @@ class KinDynComputations:
 
     def jacobian(self, frame, w_H_b, s):
         """Frame Jacobian (6, 6+n): ``v_F = J nu``, both in the active representation."""
+        if self._jit is not None:
+            return self._jit.frame(self.rep, "jacobian", self._frame(frame), w_H_b, s)
         w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
         t_H_c, columns, cols = self._path(frame, w_H_b[:3, :3], s, w_H_b[:3, 3])
         jac = np.zeros((6, 6 + self.model.n))
@@ -290,6 +317,8 @@ class KinDynComputations:
     def relative_jacobian(self, frame, s):
         """(6, n): the joint columns of the Jacobian with the base as world (w_H_b = I), as adam:
         the frame's velocity relative to the base, in the active representation."""
+        if self._jit is not None:
+            return self._jit.frame(self.rep, "relative", self._frame(frame), None, s)
         _, columns, cols = self._path(frame, None, s, _ORIGIN)
         jac = np.zeros((6, self.model.n))
         jac[:, cols - 6] = columns
@@ -304,6 +333,9 @@ class KinDynComputations:
         So each column is ``dJ_c/dt = W_c x J_c`` with ``W = X V_k - u`` for a joint column and
         ``W = X u_B - u`` for the base columns (all in the representation's frame T).
         """
+        if self._jit is not None:
+            return self._jit.frame(self.rep, "jacobian_dot", self._frame(frame), w_H_b, s,
+                                   base_vel, s_dot)
         w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
         base_vel = checked_array("base_vel", base_vel, (6,))
         qd = checked_array("s_dot", s_dot, (self.model.n,))
@@ -321,15 +353,21 @@ class KinDynComputations:
 
     def CoM_position(self, w_H_b, s):  # noqa: N802 (adam's name)
         """Centre of mass in the world frame (3,)."""
+        if self._jit is not None:
+            return self._jit.whole(self.rep, "com", w_H_b, s)
         _, _, kin = self._kin(w_H_b, s)
         return kin.com + kin.base_position
 
     def CoM_jacobian(self, w_H_b, s):  # noqa: N802
         """(3, 6+n): CoM velocity (world frame) from the generalized velocity."""
+        if self._jit is not None:
+            return self._jit.whole(self.rep, "cmm", w_H_b, s)[:3] / self._total_mass
         return self.centroidal_momentum_matrix(w_H_b, s)[:3] / self.model.total_mass
 
     def centroidal_momentum_matrix(self, w_H_b, s):
         """(6, 6+n): [linear; angular momentum about the CoM], world axes, from nu."""
+        if self._jit is not None:
+            return self._jit.whole(self.rep, "cmm", w_H_b, s)
         w_H_b, _, kin = self._kin(w_H_b, s)
         shift = np.eye(6)
         shift[3:, :3] = -skew(kin.com)
@@ -346,15 +384,27 @@ class KinDynComputations:
 
     def mass_matrix(self, w_H_b, s):
         """Mass matrix M (6+n, 6+n) in the active representation, full and symmetric."""
+        if self._jit is not None:
+            return self._jit.whole(self.rep, "mass", w_H_b, s)
         w_H_b, _, kin = self._kin(w_H_b, s)
         return self._mass_rep(kin, base_transform(self.rep, w_H_b))
 
     def inverse_mass_matrix(self, w_H_b, s):
         """M^-1 (6+n, 6+n); ValueError naming the joints when M is singular."""
+        if self._jit is not None:
+            try:
+                return self._jit.whole(self.rep, "minv", w_H_b, s)
+            except SingularMassMatrix:         # the NumPy path names the joints
+                pass
         m = self.mass_matrix(w_H_b, s)
         return alg.solve_mass_matrix(m, np.eye(len(m)), self.model.joints_name_list)
 
     def _rnea(self, w_H_b, s, base_vel, s_dot, base_acc, s_ddot, wrenches, gravity):
+        if self._jit is not None:
+            frames, values = self._rep_wrenches(wrenches)
+            return self._jit.whole(self.rep, "rnea", w_H_b, s, base_vel, s_dot, base_acc,
+                                   s_ddot, gravity=gravity is self._g6, frames=frames,
+                                   wrenches=values)
         w_H_b, _, kin = self._kin(w_H_b, s)
         base_vel = checked_array("base_vel", base_vel, (6,))
         base_acc = checked_array("base_acc", base_acc, (6,))
@@ -381,6 +431,8 @@ class KinDynComputations:
 
     def gravity_term(self, w_H_b, s):
         """g(q), (6+n,): generalized gravity forces."""
+        if self._jit is not None:
+            return self._jit.whole(self.rep, "gravity", w_H_b, s)
         w_H_b, _, kin = self._kin(w_H_b, s)
         return self._user_vector(alg.gravity_forces(self.model, kin, self.gravity),
                                  base_transform(self.rep, w_H_b))
@@ -401,27 +453,42 @@ class KinDynComputations:
     def aba(self, w_H_b, s, base_vel, s_dot, tau, external_wrenches=None):
         """Forward dynamics (6+n,): base acceleration (active representation), then joints.
 
-        Solves ``M nu_dot = [0; tau] - h + sum_F J_F^T w_F``. Raises ValueError naming the
-        joints when M is singular (a massless subtree on a moving joint).
+        Solves ``M nu_dot = [0; tau] - h + sum_F J_F^T w_F`` on the joints that carry
+        inertia; a joint with a massless subtree gets NaN (its acceleration is undefined,
+        and the others' do not depend on it). ValueError when the floating base's block is
+        singular (degenerate inertia of the whole robot).
         """
+        if self._jit is not None:
+            frames, values = self._rep_wrenches(external_wrenches)
+            return self._jit.whole(self.rep, "aba", w_H_b, s, base_vel, s_dot, tau=tau,
+                                   frames=frames, wrenches=values)
         w_H_b, _, kin = self._kin(w_H_b, s)
         base_vel = checked_array("base_vel", base_vel, (6,))
         qd, tau = self._internal("s_dot", s_dot), self._internal("tau", tau)
         wrenches = self._body_wrenches(kin, external_wrenches) if external_wrenches else None
-        return self._forward_dynamics(kin, w_H_b, base_vel, qd, tau, wrenches)
+        return self._forward_dynamics(kin, w_H_b, base_vel, qd, tau, wrenches)[0]
+
+    def _rep_wrenches(self, wrenches):
+        """{frame: w (6,) in the representation} -> (frame indices (k,), values (k, 6))."""
+        if not wrenches:
+            return NO_FRAMES, NO_WRENCHES
+        frames = np.array([self._frame(f) for f in wrenches], dtype=np.int64)
+        values = [checked_array(f"external wrench on '{f}'", w, (6,))
+                  for f, w in wrenches.items()]
+        return frames, np.array(values)
 
     def _forward_dynamics(self, kin, w_H_b, base_vel, qd, tau, body_wrenches):
-        """nu_dot (6+n,), base in the active representation, joints in user order."""
+        """(nu_dot (6+n,), base in the active representation, joints in user order with NaN
+        for the massless ones; their mask (n,) in user order)."""
         t = base_transform(self.rep, w_H_b)
         h, _ = alg.inverse_dynamics(self.model, kin, t.dot(base_vel), self._minus_g6, qd, None,
                                     body_wrenches)
         rhs = -h
         rhs[6:] += tau
-        nu_dot = alg.solve_mass_matrix(alg.mass_matrix(self.model, kin), rhs,
-                                       self.model.joint_names)
+        nu_dot, massless = alg.solve_forward_dynamics(alg.mass_matrix(self.model, kin), rhs)
         nu_dot[:6] = base_transform_inverse(self.rep, w_H_b).dot(
             nu_dot[:6] - base_transform_dot(self.rep, t, base_vel).dot(base_vel))
-        return nu_dot[self._cols]
+        return nu_dot[self._cols], massless[self.model.internal]
 
     # -- the node's per-tick call -------------------------------------------------------
     def compute_tick(self, w_H_b, s, base_vel, s_dot, tau=None, frame_wrenches=None,
@@ -439,6 +506,9 @@ class KinDynComputations:
         is active when its normal force exceeds ``contact_threshold`` [N]). Returns a
         :class:`TickResult`.
         """
+        if self._jit is not None:
+            return self._compiled_tick(w_H_b, s, base_vel, s_dot, tau, frame_wrenches,
+                                       contacts, contact_threshold)
         model = self.model
         n = (model.n,)
         w_H_b, s, base_vel, s_dot, tau = checked_arrays(
@@ -450,13 +520,14 @@ class KinDynComputations:
         cols = kin.composite_subspaces                                  # (n, 6) Ic_j S_j
         gravity = -cols[:, :3].dot(self.gravity)[model.internal]    # -(Ic_j S_j) . [g; 0]
         base_acc = joint_acc = None
-        fd_error = ""
+        fd_error, massless = "", ()
         if tau is not None:
             wrenches = self._frame_wrenches(kin, frame_wrenches)
             try:
-                nu_dot = self._forward_dynamics(kin, w_H_b, base_vel, qd,
-                                                tau[model.coordinate], wrenches)
+                nu_dot, mask = self._forward_dynamics(kin, w_H_b, base_vel, qd,
+                                                      tau[model.coordinate], wrenches)
                 base_acc, joint_acc = nu_dot[:6], nu_dot[6:]
+                massless = self._names(mask)
             except ValueError as exc:       # singular M: only forward dynamics is undefined
                 fd_error = str(exc)
         # momentum about C's origin, [Ic_0, Ic_j S_j] nu_C, then about the CoM
@@ -467,27 +538,59 @@ class KinDynComputations:
         momentum[3:] -= skew(com).dot(total[:3])
         com = com + kin.base_position
         com_velocity = total[:3] / self._total_mass
+        frame = functools.partial(self._world_frame, kin.poses, kin.base_position)
         return TickResult(model.frame_names, model.joints_name_list,
                           (model.link_H_joint @ kin.local).take(model.internal, axis=0), w_H_b,
                           com, com_velocity, momentum, gravity, base_acc, joint_acc, self.rep,
-                          fd_error, lambda: self._world_frames(kin),
-                          lambda k: self._world_frame(kin, k),
-                          (lambda: self._balance(kin, com, com_velocity, contacts,
+                          fd_error, massless, lambda: self._world_frames(kin), frame,
+                          (lambda: self._balance(frame, com, com_velocity, contacts,
                                                  frame_wrenches or {}, contact_threshold))
                           if contacts else None,
                           lambda: joint_quaternions(model.tf_quaternions,
                                                     q.take(model.internal)))
 
-    def _balance(self, kin, com, com_velocity, contacts, frame_wrenches, threshold):
+    def _compiled_tick(self, w_H_b, s, base_vel, s_dot, tau, frame_wrenches, contacts,
+                       threshold):
+        """:meth:`compute_tick` by the compiled kernel (:meth:`.compiled.CompiledModel.tick`)."""
+        targets, values = NO_TARGETS, NO_WRENCHES
+        if frame_wrenches:
+            targets = np.array([(self._frame(link), self._frame(frame))
+                                for link, (frame, _) in frame_wrenches.items()], dtype=np.int64)
+            values = [_checked_wrench(link, w) for link, (_, w) in frame_wrenches.items()]
+        out = self._jit.tick(self.rep, w_H_b, s, base_vel, s_dot, tau, targets, values)
+        fd_error, massless = "", ()
+        if out.singular:
+            fd_error = ("the mass matrix is singular (degenerate inertia of the floating "
+                        "base's subtree); forward dynamics is undefined")
+        elif out.joint_accelerations is not None and out.massless:
+            massless = self._names(np.isnan(out.joint_accelerations))
+        frame = functools.partial(self._world_frame, out.poses, out.base_position)
+        return TickResult(
+            self.model.frame_names, self.model.joints_name_list, out.joint_transforms,
+            out.w_H_b, out.com, out.com_velocity, out.momentum, out.gravity,
+            None if out.singular else out.base_acceleration,
+            None if out.singular else out.joint_accelerations, self.rep, fd_error, massless,
+            out.world_frames, frame,
+            (lambda: self._balance(frame, out.com, out.com_velocity, contacts,
+                                   frame_wrenches or {}, threshold)) if contacts else None,
+            out.quaternions)
+
+    def _names(self, mask):
+        """The names of the joints of a mask (n,) in user order."""
+        names = self.model.joints_name_list
+        return tuple(names[k] for k in np.flatnonzero(mask))
+
+    def _balance(self, frame, com, com_velocity, contacts, frame_wrenches, threshold):
         """:func:`.balance.balance` of ``contacts`` ({link: Contact}) under ``frame_wrenches``
-        (as :meth:`compute_tick`'s; a contact without one has no CoP), world frame."""
+        (as :meth:`compute_tick`'s; a contact without one has no CoP), world frame;
+        ``frame(index)`` gives a link's world pose."""
         poses, wrenches, expressed = [], [], []
         for link, contact in contacts.items():
-            poses.append(self._world_frame(kin, self._frame(contact.link)))
-            frame, w = frame_wrenches.get(link, (None, None))
+            poses.append(frame(self._frame(contact.link)))
+            name, w = frame_wrenches.get(link, (None, None))
             wrenches.append(None if w is None else _checked_wrench(link, w))
-            expressed.append(None if frame in (None, contact.link)
-                             else self._world_frame(kin, self._frame(frame)))
+            expressed.append(None if name in (None, contact.link)
+                             else frame(self._frame(name)))
         return balance(tuple(contacts.values()), poses, wrenches, com, com_velocity,
                        self.gravity, threshold, tuple(contacts), expressed)
 
@@ -496,9 +599,10 @@ class KinDynComputations:
         poses[:, :3, 3] += kin.base_position
         return poses
 
-    def _world_frame(self, kin, idx):
-        pose = self._c_pose(kin, idx)
-        pose[:3, 3] += kin.base_position
+    def _world_frame(self, body_poses, base_position, idx):
+        """World pose (4, 4) of frame ``idx`` from C_H_body (N, 4, 4) and A_o_B (3,)."""
+        pose = body_poses[self.model.frame_body[idx]].dot(self.model.body_H_frame[idx])
+        pose[:3, 3] += base_position
         return pose
 
     def _frame_wrenches(self, kin, frame_wrenches):

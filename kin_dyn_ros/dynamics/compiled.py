@@ -1,0 +1,333 @@
+"""The compiled path: which one runs (numba kernels or the NumPy core), where numba's cache
+lives, and the model flattened for :mod:`.kernels`.
+
+:func:`jit_path` decides once per process:
+
+- ``KIN_DYN_JIT=0`` (or ``false``, ``no``, ``off``) runs the NumPy core;
+- numba missing, or refusing to import (e.g. a NumPy newer than it supports), runs the
+  NumPy core, and the reason is kept (:func:`jit_status`) for the one log line the node
+  writes and for /diagnostics.
+
+Compiled kernels are cached on disk (numba's ``cache=True``; keyed by the CPU and numba's
+version, so a new machine or numba compiles once again). The directory: ``NUMBA_CACHE_DIR``
+when set (it wins); else ``$ROS_HOME/kin_dyn_ros/numba`` when ``ROS_HOME`` is set, else
+``$XDG_CACHE_HOME/kin_dyn_ros/numba`` (default ``~/.cache``). When none of them is writable
+(a read-only install and home), the kernels compile in memory at every start.
+
+:class:`CompiledModel` packs a :class:`.model.Model` into the two flat arrays the kernels
+take and calls them; ``KinDynComputations`` calls it when the compiled path runs, and its
+NumPy methods otherwise: the rest of the core and the node call the same methods either way.
+"""
+
+import os
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+from .checks import checked_arrays
+
+__all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMassMatrix",
+           "TickOutput", "warm_up", "ensure_compiled", "inputs", "raise_not_finite", "NO_TARGETS", "NO_FRAMES",
+           "NO_WRENCHES"]
+
+_FALSE = ("0", "false", "no", "off")
+_LOCK = threading.RLock()
+_STATE = {}
+
+
+class JitStatus:
+    """What runs: ``compiled`` (bool), ``reason`` (why the NumPy core runs, else ""),
+    ``cache_dir`` (None: compiled in memory) and ``compile_seconds`` of the last warm-up."""
+
+    def __init__(self, compiled, reason="", cache_dir=None):
+        self.compiled, self.reason, self.cache_dir = compiled, reason, cache_dir
+        self.compile_seconds = None
+
+    def describe(self):
+        """One line for the log and /diagnostics."""
+        if not self.compiled:
+            return f"NumPy core ({self.reason})"
+        where = self.cache_dir or "in memory: no writable cache directory"
+        return f"compiled kernels (numba; cache: {where})"
+
+
+def _writable_dir(path):
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path):
+            pass
+        return True
+    except OSError:
+        return False
+
+
+def _cache_dir():
+    """The directory for numba's cache, or None when none is writable."""
+    given = os.environ.get("NUMBA_CACHE_DIR")
+    if given:
+        return given if _writable_dir(given) else None
+    candidates = []
+    if os.environ.get("ROS_HOME"):
+        candidates.append(os.path.join(os.environ["ROS_HOME"], "kin_dyn_ros", "numba"))
+    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache")
+    candidates.append(os.path.join(cache_home, "kin_dyn_ros", "numba"))
+    return next((c for c in candidates if _writable_dir(c)), None)
+
+
+def _select():
+    if os.environ.get("KIN_DYN_JIT", "1").strip().lower() in _FALSE:
+        return None, JitStatus(False, "KIN_DYN_JIT=0")
+    cache = _cache_dir()
+    if cache is None:
+        os.environ["KIN_DYN_JIT_CACHE"] = "0"
+    elif not os.environ.get("NUMBA_CACHE_DIR"):
+        os.environ["NUMBA_CACHE_DIR"] = cache
+    try:
+        import numba
+        if cache is not None:
+            numba.config.CACHE_DIR = cache       # when numba was imported before us
+        from . import kernels
+    except Exception as exc:                     # missing, or refusing this NumPy
+        return None, JitStatus(False, f"numba unavailable: {type(exc).__name__}: {exc}"
+                               .splitlines()[0])
+    return kernels, JitStatus(True, cache_dir=cache)
+
+
+def jit_path():
+    """The :mod:`.kernels` module, or None when the NumPy core runs (decided once)."""
+    with _LOCK:
+        if "path" not in _STATE:
+            _STATE["path"] = _select()
+    return _STATE["path"][0]
+
+
+def jit_status():
+    """The :class:`JitStatus` of this process."""
+    jit_path()
+    return _STATE["path"][1]
+
+
+def _f64(x):
+    """x as a writable C-contiguous float64 array (one compiled signature for every call)."""
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    return a if a.flags.writeable else a.copy()
+
+
+_EMPTY = np.empty(0)
+NO_TARGETS = np.empty((0, 2), dtype=np.int64)
+NO_FRAMES = np.empty(0, dtype=np.int64)
+NO_WRENCHES = np.empty((0, 6))
+_WHOLE = {"com": 0, "mass": 1, "rnea": 2, "gravity": 4, "cmm": 8, "aba": 16, "minv": 32}
+_FRAME = {"pose": 1, "jacobian": 2, "jacobian_dot": 4, "relative": 8}
+
+
+class SingularMassMatrix(ValueError):
+    """The mass matrix (or its floating-base block) is singular."""
+
+
+class TickOutput:
+    """What :meth:`CompiledModel.tick` computed, as views of one buffer: ``w_H_b`` (4, 4),
+    ``joint_transforms`` (n, 4, 4), ``com``, ``com_velocity`` (3,), ``momentum`` (6,),
+    ``gravity`` (n,), ``base_acceleration`` (6,) and ``joint_accelerations`` (n,) (None
+    without torques), ``massless`` (their count), ``singular``, ``poses`` C_H_body
+    (N, 4, 4), ``base_position`` (3,); ``quaternions()`` (n, 4) and ``world_frames()``
+    (F, 4, 4)."""
+
+    def __init__(self, compiled, w_H_b, out, poses, status, with_tau):
+        n = compiled.n
+        o = 20 * n
+        self._compiled, self._out = compiled, out
+        self.w_H_b, self.poses, self.base_position = w_H_b, poses, w_H_b[:3, 3]
+        self.joint_transforms = out[:16 * n].reshape(n, 4, 4)
+        self.com, self.com_velocity = out[o:o + 3], out[o + 3:o + 6]
+        self.momentum, self.gravity = out[o + 6:o + 12], out[o + 12:o + 12 + n]
+        self.singular = status == compiled.k.SINGULAR
+        self.base_acceleration = out[o + 12 + n:o + 18 + n] if with_tau else None
+        self.joint_accelerations = out[o + 18 + n:o + 18 + 2 * n] if with_tau else None
+        self.massless = with_tau and out[-1] > 0
+
+    def quaternions(self):
+        n = self._compiled.n
+        return self._out[16 * n:20 * n].reshape(n, 4)
+
+    def world_frames(self):
+        return self._compiled.frame_poses(self.poses, self.base_position)
+
+
+class CompiledModel:
+    """A model and a gravity packed for :mod:`.kernels` (``mf``, ``mi``), and the calls of
+    ``KinDynComputations`` on them (frames as indices, representations as ints)."""
+
+    def __init__(self, kernels, model, gravity):
+        self.k = kernels
+        n, n_frames = model.n, len(model.frame_names)
+        self.n, self.n_frames = n, n_frames
+        self.mf, self.mi = _packed_floats(kernels, model, gravity), _packed_ints(kernels, model)
+        self._state = ("w_H_b", (4, 4)), ("s", (n,)), ("base_vel", (6,)), ("s_dot", (n,)), \
+            ("base_acc", (6,)), ("s_ddot", (n,)), ("tau", (n,))
+
+    def _inputs(self, values):
+        """The state arrays given (not None) as the kernels take them, and their items."""
+        items = [(name, v, shape) for (name, shape), v in zip(self._state, values)
+                 if v is not None]
+        return inputs(*items), items
+
+    # -- per tick ------------------------------------------------------------------------
+    def tick(self, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches):
+        """:class:`TickOutput` of :func:`.kernels.tick` (``wrenches`` a list of (6,) F/T
+        readings, ``targets`` (k, 2) their [link, expressed frame] indices); ValueError
+        naming a wrong or non-finite input."""
+        arrays, items = self._inputs((w_H_b, s, nu, s_dot, None, None, tau))
+        with_tau = tau is not None
+        values = np.array(wrenches, dtype=np.float64).reshape(-1, 6) if len(wrenches) \
+            else NO_WRENCHES
+        out = np.empty(22 * self.n + 19)
+        poses = np.empty((self.n + 1, 4, 4))
+        status = self.k.tick(self.mf, self.mi, int(rep), *arrays[:4],
+                             arrays[4] if with_tau else _EMPTY, targets, values, out, poses)
+        if status == self.k.NOT_FINITE:
+            raise_not_finite(*items)
+        return TickOutput(self, arrays[0], out, poses, status, with_tau)
+
+    def frame_poses(self, poses, base_position):
+        """World poses (F, 4, 4) of every frame from C_H_body (N, 4, 4)."""
+        out = np.empty((self.n_frames, 4, 4))
+        self.k.frame_poses(self.mf, self.mi, poses, np.ascontiguousarray(base_position), out)
+        return out
+
+    # -- queries -------------------------------------------------------------------------
+    def whole(self, rep, what, w_H_b, s, nu=None, s_dot=None, nu_dot=None, s_ddot=None,
+              tau=None, gravity=True, frames=NO_FRAMES, wrenches=NO_WRENCHES):
+        """One whole-body quantity (``what``: com, mass, rnea, gravity, cmm, aba, minv) of
+        :func:`.kernels.whole_body`, in the representation ``rep``, user joint order.
+        ValueError naming a wrong or non-finite input; SingularMassMatrix."""
+        size = 6 + self.n
+        arrays, items = self._inputs((w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau))
+        given = dict(zip((name for name, _, _ in items), arrays))
+        length = {"com": 0, "mass": size * size, "minv": size * size, "cmm": 6 * size}.get(
+            what, size)
+        out = np.empty(3 + length)
+        status = self.k.whole_body(
+            self.mf, self.mi, int(rep), _WHOLE[what], given["w_H_b"], given["s"],
+            given.get("base_vel", _EMPTY), given.get("s_dot", _EMPTY),
+            given.get("base_acc", _EMPTY), given.get("s_ddot", _EMPTY),
+            given.get("tau", _EMPTY), gravity, frames, wrenches, out)
+        if status == self.k.NOT_FINITE:
+            raise_not_finite(*items, ("external wrenches", wrenches, wrenches.shape))
+        if status == self.k.SINGULAR:
+            raise SingularMassMatrix("the mass matrix is singular (degenerate inertia of the "
+                                     "floating base's subtree); forward dynamics is undefined")
+        if what == "com":
+            return out
+        return out[3:].reshape(-1, size) if what in ("mass", "minv", "cmm") else out[3:]
+
+    def frame(self, rep, what, frame, w_H_b, s, nu=None, s_dot=None):
+        """One quantity of frame index ``frame`` (``what``: pose, jacobian, jacobian_dot,
+        relative) of :func:`.kernels.frame_query`; ``w_H_b`` None for ``relative``."""
+        arrays, items = self._inputs((np.eye(4) if w_H_b is None else w_H_b, s, nu, s_dot))
+        size = 6 + self.n
+        length = {"pose": 16, "relative": 6 * self.n}.get(what, 6 * size)
+        out = np.empty(length)
+        status = self.k.frame_query(self.mf, self.mi, int(rep), _FRAME[what], frame, arrays[0],
+                                    arrays[1], arrays[2] if nu is not None else _EMPTY,
+                                    arrays[3] if s_dot is not None else _EMPTY, out)
+        if status == self.k.NOT_FINITE:
+            raise_not_finite(*items)
+        return out.reshape((4, 4) if what == "pose" else (6, -1))
+
+
+def _packed_floats(kernels, model, gravity):
+    """``mf`` of :func:`.kernels.float_layout`."""
+    n = model.n
+    lay = kernels.float_layout(n, len(model.frame_names))
+    body = np.empty((n + 1, 13))
+    body[:, 0] = model.mass
+    body[:, 1:4] = model.inertia[:, [5, 3, 4], [1, 2, 0]]     # h from h^ = I[3:, :3]
+    body[:, 4:] = model.inertia[:, 3:, 3:].reshape(-1, 9)
+    parts = (model.basis, model.screw, body, model.body_H_frame, model.link_H_joint,
+             model.tf_quaternions, gravity)
+    mf = np.zeros(lay[-1])
+    for start, end, part in zip(lay[:-1], lay[1:], parts):
+        mf[start:end] = np.ravel(part)
+    return mf
+
+
+def _packed_ints(kernels, model):
+    """``mi`` of :func:`.kernels.int_layout`."""
+    n, n_frames = model.n, len(model.frame_names)
+    lay = kernels.int_layout(n, n_frames)
+    mi = np.zeros(lay[-1], dtype=np.int64)
+    mi[0], mi[1] = n, n_frames
+    parts = (model.parent, model.coordinate, model.internal, model.frame_body)
+    for start, end, part in zip(lay[:-1], lay[1:], parts):
+        mi[start:end] = part
+    return mi
+
+
+def warm_up(compiled):
+    """Compile (or load from the cache) every kernel, with the signatures the calls use, on
+    ``compiled``'s model, once per process; returns the seconds it took (kept in
+    :func:`jit_status` the first time)."""
+    t0 = time.perf_counter()
+    h, z, z6 = np.eye(4), np.zeros(compiled.n), np.zeros(6)
+    out = compiled.tick(2, h, z, z6, z, z, NO_TARGETS, [])
+    compiled.tick(2, h, z, z6, z, None, NO_TARGETS, [])
+    out.world_frames()
+    compiled.whole(2, "mass", h, z)
+    compiled.frame(2, "pose", 0, h, z)
+    seconds = time.perf_counter() - t0
+    status = jit_status()
+    if status.compile_seconds is None:
+        status.compile_seconds = seconds
+    return seconds
+
+
+def ensure_compiled(compiled):
+    """:func:`warm_up` on the first model of this process (the kernels do not depend on the
+    model's size: later models find them compiled)."""
+    with _LOCK:
+        if not _STATE.get("warm"):
+            warm_up(compiled)
+            _STATE["warm"] = True
+
+
+def inputs(*items):
+    """Arrays of ``(name, value, shape)`` items as the kernels take them (float64,
+    C-contiguous, writable: one compiled signature); ValueError naming the first wrong shape.
+    Finiteness is checked by the kernels (:func:`raise_not_finite` then names the value)."""
+    out = []
+    for name, value, shape in items:
+        a = np.ascontiguousarray(value, dtype=np.float64)
+        if a.shape != shape:
+            raise ValueError(f"expected {name} with shape {shape}, got {a.shape}")
+        out.append(a if a.flags.writeable else a.copy())
+    return out
+
+
+def raise_not_finite(*items):
+    """Raise the ValueError naming the first of ``(name, value, shape)`` that has a NaN or
+    an inf (a kernel returned NOT_FINITE)."""
+    checked_arrays(*items)
+    raise ValueError("an input contains NaN or inf")
+
+
+def main():
+    """``python -m kin_dyn_ros.dynamics``: compile (or load) the kernels now, on a
+    small generated tree, and print which path runs and how long it took (set-up scripts run
+    it once so that the first node start does not compile)."""
+    from .computations import KinDynComputations
+    urdf = ('<robot name="warm_up"><link name="a"><inertial><mass value="1"/><inertia ixx="1" '
+            'iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link><link name="b">'
+            '<inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" '
+            'iyz="0"/></inertial></link><joint name="j" type="revolute"><parent link="a"/>'
+            '<child link="b"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" '
+            'velocity="1"/></joint></robot>')
+    t0 = time.perf_counter()
+    KinDynComputations(urdf)
+    status = jit_status()
+    print(f"kin_dyn_ros dynamics: {status.describe()}; ready in "
+          f"{time.perf_counter() - t0:.1f} s")
+

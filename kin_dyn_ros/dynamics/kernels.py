@@ -1,0 +1,998 @@
+"""Compiled kernels (numba, nopython) of the per-tick call and of the whole-body and
+single-frame queries. Imports nothing but NumPy and numba; :mod:`.compiled` flattens the
+model, chooses this path or the NumPy one and turns status codes into exceptions.
+
+Frames, units and order are those of :mod:`.kinematics` and :mod:`.algorithms`: everything
+is computed in the frame ``C`` (world axes, origin at the base origin), spatial vectors are
+[linear; angular], the base velocity in C is ``nu_C = T nu_rep`` (:mod:`.representations`),
+and the recursions are Featherstone's (2008): one forward loop over the bodies
+(``parent[i] < i``) and one backward loop. Joints are in the model's internal order inside
+(body ``k + 1`` is moved by joint ``k``); user-order arrays (``joints_name_list``) are mapped
+with ``coordinate[k]``.
+
+Model data come packed in two flat arrays, ``mf`` (float64) and ``mi`` (int64), laid out by
+:func:`float_layout` and :func:`int_layout` (one argument each instead of one per array:
+every argument of a call from Python costs ~0.2 us to dispatch). A spatial inertia in C is
+kept as 13 numbers ``[m, h (3), Ibar (3, 3) row-major]``: mass, first moment ``m c`` and
+rotational inertia about C's origin, i.e. ``[[m 1, -h^], [h^, Ibar]]``.
+
+Kernels return a status code (:data:`OK`, :data:`NOT_FINITE`, :data:`SINGULAR`); Python
+builds the message. No ``fastmath``: sums keep their order, results agree with the NumPy
+core to ~1e-15 relative.
+"""
+
+import os
+
+import numpy as np
+from numba import njit
+
+__all__ = ["OK", "NOT_FINITE", "SINGULAR", "float_layout", "int_layout", "tick",
+           "whole_body", "frame_query", "frame_poses", "KERNELS",
+           "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV",
+           "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE"]
+
+OK, NOT_FINITE, SINGULAR = 0, 1, 2
+MIXED, BODY, INERTIAL = 2, 1, 0                       # Representations' values
+# whole_body's requests (bit mask)
+WANT_MASS, WANT_RNEA, WANT_GRAVITY, WANT_CMM, WANT_ABA, WANT_MINV = 1, 2, 4, 8, 16, 32
+# frame_query's requests
+WANT_POSE, WANT_JACOBIAN, WANT_JDOT, WANT_RELATIVE = 1, 2, 4, 8
+
+# ``cache=True`` unless :mod:`.compiled` found no writable cache directory.
+_jit = njit(cache=os.environ.get("KIN_DYN_JIT_CACHE", "1") != "0", nogil=True)
+
+
+# ----------------------------------------------------------------------------- layout
+
+@_jit
+def float_layout(n, n_frames):
+    """Offsets in ``mf`` of: basis (n, 4, 16) of the local transforms (kinematics.
+    joint_basis), screw (n, 6) in the body frame, body inertia (N, 13) about the body
+    origin in body axes, body_H_frame (F, 4, 4), link_H_joint (n, 4, 4), the /tf
+    quaternion basis (n, 3, 4) in user order, gravity (3,); and the total size."""
+    basis = 0
+    screw = basis + 64 * n
+    inertia = screw + 6 * n
+    frames = inertia + 13 * (n + 1)
+    link = frames + 16 * n_frames
+    quat = link + 16 * n
+    gravity = quat + 12 * n
+    return basis, screw, inertia, frames, link, quat, gravity, gravity + 3
+
+
+@_jit
+def int_layout(n, n_frames):
+    """Offsets in ``mi`` (after its header ``[n, F]``) of: parent (N,), coordinate (n,)
+    (user index of internal joint k), internal (n,), frame_body (F,); and the total size."""
+    parent = 2
+    coordinate = parent + n + 1
+    internal = coordinate + n
+    frame_body = internal + n
+    return parent, coordinate, internal, frame_body, frame_body + n_frames
+
+
+# ----------------------------------------------------------------------------- small algebra
+
+@_jit
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@_jit
+def _motion_cross(v, m, out):
+    """out = v x m for motion vectors [lin; ang] (6,)."""
+    out[0] = v[4] * m[2] - v[5] * m[1] + v[1] * m[5] - v[2] * m[4]
+    out[1] = v[5] * m[0] - v[3] * m[2] + v[2] * m[3] - v[0] * m[5]
+    out[2] = v[3] * m[1] - v[4] * m[0] + v[0] * m[4] - v[1] * m[3]
+    out[3] = v[4] * m[5] - v[5] * m[4]
+    out[4] = v[5] * m[3] - v[3] * m[5]
+    out[5] = v[3] * m[4] - v[4] * m[3]
+
+
+@_jit
+def _force_cross_add(v, f, out):
+    """out += v x* f for a motion vector v and a force vector f = [force; torque]."""
+    out[0] += v[4] * f[2] - v[5] * f[1]
+    out[1] += v[5] * f[0] - v[3] * f[2]
+    out[2] += v[3] * f[1] - v[4] * f[0]
+    out[3] += v[4] * f[5] - v[5] * f[4] + v[1] * f[2] - v[2] * f[1]
+    out[4] += v[5] * f[3] - v[3] * f[5] + v[2] * f[0] - v[0] * f[2]
+    out[5] += v[3] * f[4] - v[4] * f[3] + v[0] * f[1] - v[1] * f[0]
+
+
+@_jit
+def _inertia_times(ic, v, out):
+    """out = I v for a compact spatial inertia ic (13,): [m v - h x w; h x v + Ibar w]."""
+    m = ic[0]
+    h0, h1, h2 = ic[1], ic[2], ic[3]
+    out[0] = m * v[0] - (h1 * v[5] - h2 * v[4])
+    out[1] = m * v[1] - (h2 * v[3] - h0 * v[5])
+    out[2] = m * v[2] - (h0 * v[4] - h1 * v[3])
+    out[3] = h1 * v[2] - h2 * v[1] + ic[4] * v[3] + ic[5] * v[4] + ic[6] * v[5]
+    out[4] = h2 * v[0] - h0 * v[2] + ic[7] * v[3] + ic[8] * v[4] + ic[9] * v[5]
+    out[5] = h0 * v[1] - h1 * v[0] + ic[10] * v[3] + ic[11] * v[4] + ic[12] * v[5]
+
+
+@_jit
+def _dot6(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+@_jit
+def _compose(a, b, out):
+    """out = a b for rigid transforms (4, 4) (the last row is [0, 0, 0, 1])."""
+    for i in range(3):
+        for j in range(4):
+            out[i, j] = a[i, 0] * b[0, j] + a[i, 1] * b[1, j] + a[i, 2] * b[2, j]
+        out[i, 3] += a[i, 3]
+    out[3, 0] = out[3, 1] = out[3, 2] = 0.0
+    out[3, 3] = 1.0
+
+
+@_jit
+def _transform_motion(h, s, out):
+    """out = A_X_B s: a motion vector [v; w] (6,) in B to A, for h = A_H_B (4, 4)."""
+    for i in range(3):
+        out[3 + i] = h[i, 0] * s[3] + h[i, 1] * s[4] + h[i, 2] * s[5]
+        out[i] = h[i, 0] * s[0] + h[i, 1] * s[1] + h[i, 2] * s[2]
+    out[0] += h[1, 3] * out[5] - h[2, 3] * out[4]
+    out[1] += h[2, 3] * out[3] - h[0, 3] * out[5]
+    out[2] += h[0, 3] * out[4] - h[1, 3] * out[3]
+
+
+@_jit
+def _times6(t, v, out):
+    """out = t v for t (6, 6) and v (6,) (no BLAS call for a 6 x 6 product)."""
+    for i in range(6):
+        out[i] = t[i, 0] * v[0] + t[i, 1] * v[1] + t[i, 2] * v[2] + t[i, 3] * v[3] \
+            + t[i, 4] * v[4] + t[i, 5] * v[5]
+
+
+@_jit
+def _base_pose(w_H_b, out):
+    """out (4, 4) = [w_R_b, 0; 0, 1]: the base's pose in C, from w_H_b (4, 4)."""
+    for i in range(4):
+        for j in range(4):
+            out[i, j] = w_H_b[i, j] if i < 3 and j < 3 else (1.0 if i == j else 0.0)
+
+
+@_jit
+def _put_columns(jac, first, columns, path, d, coordinate):
+    """jac (6, first + n) := 0, then column first + coordinate[k] = columns[i] (d, 6) for
+    the joint k of each body path[i]."""
+    jac[:, :] = 0.0
+    for i in range(d):
+        c = first + coordinate[path[i] - 1]
+        for e in range(6):
+            jac[e, c] = columns[i, e]
+
+
+@_jit
+def _finite(a):
+    total = 0.0
+    for x in a.ravel():
+        total += x
+    return np.isfinite(total)
+
+
+# ----------------------------------------------------------------------------- representations
+
+@_jit
+def _base_transform(rep, w_H_b, t):
+    """T (6, 6) with nu_C = T nu_rep (:func:`.representations.base_transform`)."""
+    t[:, :] = 0.0
+    for i in range(6):
+        t[i, i] = 1.0
+    if rep == BODY:
+        for i in range(3):
+            for j in range(3):
+                t[i, j] = t[3 + i, 3 + j] = w_H_b[i, j]
+    elif rep == INERTIAL:
+        p = w_H_b[:3, 3]
+        t[0, 4], t[0, 5] = p[2], -p[1]        # -p^
+        t[1, 3], t[1, 5] = -p[2], p[0]
+        t[2, 3], t[2, 4] = p[1], -p[0]
+
+
+@_jit
+def _base_transform_inverse(rep, w_H_b, t):
+    """T^-1 (6, 6), nu_rep = T^-1 nu_C."""
+    t[:, :] = 0.0
+    for i in range(6):
+        t[i, i] = 1.0
+    if rep == BODY:
+        for i in range(3):
+            for j in range(3):
+                t[i, j] = t[3 + i, 3 + j] = w_H_b[j, i]
+    elif rep == INERTIAL:
+        p = w_H_b[:3, 3]
+        t[0, 4], t[0, 5] = -p[2], p[1]        # p^
+        t[1, 3], t[1, 5] = p[2], -p[0]
+        t[2, 3], t[2, 4] = -p[1], p[0]
+
+
+@_jit
+def _base_drift_times(rep, t, nu, out):
+    """out = dT/dt nu (6,) along the base velocity nu (in rep): MIXED [v x w... ] (see
+    :func:`.representations.base_transform_dot`)."""
+    out[:] = 0.0
+    if rep == MIXED:                        # Tdot = [[0, v^], [0, 0]]
+        _cross(nu[:3], nu[3:], out[:3])
+    elif rep == BODY:                       # Tdot = T (nu x): T (nu x nu) = 0
+        pass
+
+
+# ----------------------------------------------------------------------------- forward pass
+
+@_jit
+def _local(basis, q, out):
+    """parent_body_H_body (4, 4) of a joint with ``basis`` (4, 16) at position q."""
+    s, c = np.sin(q), np.cos(q)
+    for e in range(16):
+        out.flat[e] = basis[0, e] + s * basis[1, e] + c * basis[2, e] + q * basis[3, e]
+
+
+@_jit
+def _poses(mf, mi, w_H_b, q, poses, local):
+    """C_H_body (N, 4, 4) and parent_body_H_body (n, 4, 4) at internal positions q (n,)."""
+    n = mi[0]
+    basis = mf[:64 * n].reshape((n, 4, 16))
+    parent = mi[2:3 + n]
+    _base_pose(w_H_b, poses[0])
+    for k in range(n):
+        _local(basis[k], q[k], local[k])
+        _compose(poses[parent[k + 1]], local[k], poses[k + 1])
+
+
+@_jit
+def _inertias(mf, mi, poses, inertia, subspace):
+    """Body inertias in C (N, 13) and joint screws in C (n, 6) from the body poses."""
+    n, n_frames = mi[0], mi[1]
+    lay = float_layout(n, n_frames)
+    screw = mf[lay[1]:lay[2]].reshape((n, 6))
+    body = mf[lay[2]:lay[3]].reshape((n + 1, 13))
+    rh = np.empty(3)
+    ri = np.empty((3, 3))
+    for b in range(n + 1):
+        h = poses[b]
+        m = body[b, 0]
+        for i in range(3):
+            rh[i] = h[i, 0] * body[b, 1] + h[i, 1] * body[b, 2] + h[i, 2] * body[b, 3]
+        for i in range(3):                       # R Ibar R^T
+            for j in range(3):
+                acc = 0.0
+                for k in range(3):
+                    acc += h[i, k] * (body[b, 4 + 3 * k] * h[j, 0] + body[b, 5 + 3 * k] * h[j, 1]
+                                      + body[b, 6 + 3 * k] * h[j, 2])
+                ri[i, j] = acc
+        p0, p1, p2 = h[0, 3], h[1, 3], h[2, 3]
+        hp = rh[0] * p0 + rh[1] * p1 + rh[2] * p2
+        pp = p0 * p0 + p1 * p1 + p2 * p2
+        out = inertia[b]
+        out[0] = m
+        for i in range(3):
+            out[1 + i] = rh[i] + m * h[i, 3]
+        # Ibar about C's origin: Ibar_r - p h^T - h p^T + 2 (h.p) 1 - m p p^T + m |p|^2 1
+        for i in range(3):
+            for j in range(3):
+                v = ri[i, j] - h[i, 3] * rh[j] - rh[i] * h[j, 3] - m * h[i, 3] * h[j, 3]
+                if i == j:
+                    v += 2.0 * hp + m * pp
+                out[4 + 3 * i + j] = v
+    for k in range(n):
+        _transform_motion(poses[k + 1], screw[k], subspace[k])
+
+
+@_jit
+def _composite(mi, inertia, composite):
+    """Subtree sums of the body inertias (N, 13): CRBA's composite inertias."""
+    n = mi[0]
+    for i in range(n + 1):
+        for e in range(13):
+            composite[i, e] = inertia[i, e]
+    for i in range(n, 0, -1):
+        composite[mi[2 + i]] += composite[i]
+
+
+@_jit
+def _forces(composite, subspace, force):
+    """Ic_j S_j (n, 6): joint j's subtree momentum per unit joint velocity."""
+    for k in range(subspace.shape[0]):
+        _inertia_times(composite[k + 1], subspace[k], force[k])
+
+
+@_jit
+def _internal_q(mi, s, q):
+    n = mi[0]
+    for k in range(n):
+        q[k] = s[mi[3 + n + k]]
+
+
+# ----------------------------------------------------------------------------- dynamics in C
+
+@_jit
+def _rnea(mi, inertia, subspace, nu_c, acc_c, qd, qdd, body_wrench, out):
+    """RNEA in C: generalized forces (6 + n,) (base in C, joints internal) of base velocity
+    nu_c and acceleration-minus-gravity acc_c (6,), joint qd, qdd (n,) (qdd may be empty:
+    zero) and external body wrenches (N, 6) about C's origin (they enter with a minus)."""
+    n = mi[0]
+    n_bodies = n + 1
+    vel = np.empty((n_bodies, 6))
+    acc = np.empty((n_bodies, 6))
+    force = np.empty((n_bodies, 6))
+    sq = np.empty(6)
+    tmp = np.empty(6)
+    iv = np.empty(6)
+    vel[0] = nu_c
+    acc[0] = acc_c
+    for k in range(n):
+        i, p = k + 1, mi[2 + k + 1]
+        for e in range(6):
+            sq[e] = subspace[k, e] * qd[k]
+            vel[i, e] = vel[p, e] + sq[e]
+        _motion_cross(vel[p], sq, tmp)
+        for e in range(6):
+            acc[i, e] = acc[p, e] + tmp[e]
+        if qdd.shape[0]:
+            for e in range(6):
+                acc[i, e] += subspace[k, e] * qdd[k]
+    for i in range(n_bodies):
+        _inertia_times(inertia[i], acc[i], force[i])
+        _inertia_times(inertia[i], vel[i], iv)
+        _force_cross_add(vel[i], iv, force[i])
+        for e in range(6):
+            force[i, e] -= body_wrench[i, e]
+    for i in range(n, 0, -1):
+        force[mi[2 + i]] += force[i]
+        out[6 + i - 1] = _dot6(subspace[i - 1], force[i])
+    for e in range(6):
+        out[e] = force[0, e]
+
+
+@_jit
+def _mass_matrix(mi, composite, force, subspace, mass):
+    """CRBA mass matrix in C (6 + n, 6 + n), full: M[i, j] = S_i . Ic_j S_j, i anc j."""
+    n = mi[0]
+    mass[:, :] = 0.0
+    ic = composite[0]
+    unit = np.zeros((6, 6))
+    column = np.empty((6, 6))
+    for c in range(6):                          # base block: Ic_0's columns
+        unit[c, c] = 1.0
+        _inertia_times(ic, unit[c], column[c])
+        for e in range(6):
+            mass[e, c] = column[c, e]
+    for k in range(n):
+        f = force[k]
+        mass[6 + k, 6 + k] = _dot6(subspace[k], f)
+        for e in range(6):
+            mass[e, 6 + k] = mass[6 + k, e] = f[e]
+        j = mi[2 + k + 1]
+        while j > 0:
+            v = _dot6(subspace[j - 1], f)
+            mass[6 + k, 5 + j] = mass[5 + j, 6 + k] = v
+            j = mi[2 + j]
+
+
+@_jit
+def _coordinate_parent(mi, k):
+    """Expanded parent of generalized coordinate k (the base's six form a chain)."""
+    if k < 6:
+        return k - 1
+    p = mi[2 + k - 5]                            # parent body of joint k - 6
+    return 5 if p == 0 else 5 + p
+
+
+@_jit
+def _massless(mass, free):
+    """Mark in ``free`` (6 + n,) the joints with no inertia moving with them (M_jj <= tol,
+    as :func:`.algorithms.solve_mass_matrix`); their rows and columns of M are zero. Returns
+    how many."""
+    size = mass.shape[0]
+    big = 1.0
+    for k in range(size):
+        big = max(big, mass[k, k])
+    tol = 1e-12 * big
+    count = 0
+    for k in range(size):
+        free[k] = k < 6 or mass[k, k] > tol
+        if not free[k]:
+            count += 1
+    return count
+
+
+@_jit
+def _ltl(mi, mass, free):
+    """Featherstone's LTL factorisation M = L^T L in place (lower triangle, tree sparsity:
+    L[k, i] != 0 only for i an ancestor of k); rows of non-``free`` coordinates become the
+    identity. False when a pivot is not positive (M singular)."""
+    size = mass.shape[0]
+    for k in range(size - 1, -1, -1):
+        if not free[k]:
+            mass[k, k] = 1.0
+            i = _coordinate_parent(mi, k)
+            while i >= 0:
+                mass[k, i] = 0.0
+                i = _coordinate_parent(mi, i)
+            continue
+        pivot = mass[k, k]
+        if not pivot > 0.0:
+            return False
+        d = np.sqrt(pivot)
+        mass[k, k] = d
+        i = _coordinate_parent(mi, k)
+        while i >= 0:
+            mass[k, i] /= d
+            i = _coordinate_parent(mi, i)
+        i = _coordinate_parent(mi, k)
+        while i >= 0:
+            j = i
+            while j >= 0:
+                mass[i, j] -= mass[k, i] * mass[k, j]
+                j = _coordinate_parent(mi, j)
+            i = _coordinate_parent(mi, i)
+    return True
+
+
+@_jit
+def _ltl_solve(mi, lmat, x):
+    """x <- M^-1 x with lmat the factor of :func:`_ltl` (L^T y = x, then L x = y)."""
+    size = x.shape[0]
+    for i in range(size - 1, -1, -1):
+        x[i] /= lmat[i, i]
+        j = _coordinate_parent(mi, i)
+        while j >= 0:
+            x[j] -= lmat[i, j] * x[i]
+            j = _coordinate_parent(mi, j)
+    for i in range(size):
+        j = _coordinate_parent(mi, i)
+        while j >= 0:
+            x[i] -= lmat[i, j] * x[j]
+            j = _coordinate_parent(mi, j)
+        x[i] /= lmat[i, i]
+
+
+@_jit
+def _forward_dynamics(mi, mass, h_c, tau, nu_rep, rep, w_H_b, out):
+    """Solve M nu_dot = [0; tau] - h (all in C, internal order; M overwritten) and write
+    nu_dot (6 + n,) to ``out``: base in rep, joints in user order, NaN for massless joints.
+    Returns (status, number of massless joints)."""
+    n = mi[0]
+    size = 6 + n
+    free = np.empty(size, dtype=np.bool_)
+    count = _massless(mass, free)
+    x = np.empty(size)
+    for k in range(size):
+        x[k] = -h_c[k]
+        if k >= 6:
+            x[k] += tau[k - 6]
+        if not free[k]:
+            x[k] = 0.0
+    if not _ltl(mi, mass, free):
+        return SINGULAR, count
+    _ltl_solve(mi, mass, x)
+    t = np.empty((6, 6))
+    drift = np.empty(6)
+    _base_transform_inverse(rep, w_H_b, t)
+    _base_drift_times(rep, t, nu_rep, drift)
+    for i in range(6):
+        acc = 0.0
+        for j in range(6):
+            acc += t[i, j] * (x[j] - drift[j])
+        out[i] = acc
+    coordinate = mi[3 + n:3 + 2 * n]
+    for k in range(n):
+        out[6 + coordinate[k]] = x[6 + k] if free[6 + k] else np.nan
+    return OK, count
+
+
+# ----------------------------------------------------------------------------- wrenches
+
+@_jit
+def _frame_pose(mf, mi, poses, frame, out):
+    """C_H_frame (4, 4) of frame index ``frame``."""
+    n, n_frames = mi[0], mi[1]
+    lay = float_layout(n, n_frames)
+    body_H_frame = mf[lay[3]:lay[4]].reshape((n_frames, 4, 4))
+    _compose(poses[mi[int_layout(n, n_frames)[3] + frame]], body_H_frame[frame], out)
+
+
+@_jit
+def _sensor_wrenches(mf, mi, poses, targets, wrenches, body_wrench):
+    """Body wrenches in C (N, 6) of F/T readings: targets (k, 2) [link frame, expressed
+    frame], wrenches (k, 6) [force; torque] about the expressed frame's origin, its axes."""
+    n, n_frames = mi[0], mi[1]
+    frame_body = mi[int_layout(n, n_frames)[3]:]
+    body_wrench[:, :] = 0.0
+    pose = np.empty((4, 4))
+    f = np.empty(3)
+    tq = np.empty(3)
+    pf = np.empty(3)
+    for c in range(targets.shape[0]):
+        _frame_pose(mf, mi, poses, targets[c, 1], pose)
+        w = wrenches[c]
+        for i in range(3):
+            f[i] = pose[i, 0] * w[0] + pose[i, 1] * w[1] + pose[i, 2] * w[2]
+            tq[i] = pose[i, 0] * w[3] + pose[i, 1] * w[4] + pose[i, 2] * w[5]
+        _cross(pose[:3, 3], f, pf)
+        b = frame_body[targets[c, 0]]
+        for i in range(3):
+            body_wrench[b, i] += f[i]
+            body_wrench[b, 3 + i] += tq[i] + pf[i]
+
+
+@_jit
+def _rep_frame_pose(rep, c_H_f, base_position, out):
+    """T_H_C (4, 4) (:func:`.representations.rep_frame_pose`)."""
+    out[:, :] = 0.0
+    for i in range(4):
+        out[i, i] = 1.0
+    if rep == MIXED:
+        for i in range(3):
+            out[i, 3] = -c_H_f[i, 3]
+    elif rep == BODY:
+        for i in range(3):
+            for j in range(3):
+                out[i, j] = c_H_f[j, i]
+        for i in range(3):
+            out[i, 3] = -(out[i, 0] * c_H_f[0, 3] + out[i, 1] * c_H_f[1, 3]
+                          + out[i, 2] * c_H_f[2, 3])
+    else:
+        for i in range(3):
+            out[i, 3] = base_position[i]
+
+
+@_jit
+def _rep_wrenches(mf, mi, rep, poses, base_position, frames, wrenches, body_wrench):
+    """Body wrenches in C (N, 6) of wrenches (k, 6) given in the representation on
+    ``frames`` (k,): X^T w with X = velocity_transform(T_H_C), i.e.
+    [R^T f; R^T (tau - p x f)]."""
+    n, n_frames = mi[0], mi[1]
+    frame_body = mi[int_layout(n, n_frames)[3]:]
+    body_wrench[:, :] = 0.0
+    pose = np.empty((4, 4))
+    t_h_c = np.empty((4, 4))
+    m = np.empty(3)
+    pf = np.empty(3)
+    for c in range(frames.shape[0]):
+        _frame_pose(mf, mi, poses, frames[c], pose)
+        _rep_frame_pose(rep, pose, base_position, t_h_c)
+        w = wrenches[c]
+        _cross(t_h_c[:3, 3], w[:3], pf)
+        for i in range(3):
+            m[i] = w[3 + i] - pf[i]
+        b = frame_body[frames[c]]
+        for i in range(3):
+            body_wrench[b, i] += t_h_c[0, i] * w[0] + t_h_c[1, i] * w[1] + t_h_c[2, i] * w[2]
+            body_wrench[b, 3 + i] += t_h_c[0, i] * m[0] + t_h_c[1, i] * m[1] + t_h_c[2, i] * m[2]
+
+
+# ----------------------------------------------------------------------------- per tick
+
+@_jit
+def tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses):
+    """Everything ``compute_tick`` returns for one state, written to ``out``:
+    joint transforms (n, 16) parent_link_H_child_link in user order, their /tf quaternions
+    (n, 4) (x, y, z, w), w >= 0, CoM (3,) world, CoM velocity (3,), centroidal momentum (6,)
+    [m v_com; angular momentum about the CoM] world axes, gravity torques (n,) user order,
+    nu_dot (6 + n,) (base in rep, joints user order, NaN for massless joints; only when
+    tau has n entries, else left alone), and the number of massless joints (1,);
+    ``poses`` (N, 4, 4) gets C_H_body. ``targets``/``wrenches``: F/T readings
+    (:func:`_sensor_wrenches`). Returns OK, NOT_FINITE (an input) or SINGULAR."""
+    n, n_frames = mi[0], mi[1]
+    if not (_finite(w_H_b) and _finite(s) and _finite(nu) and _finite(s_dot)
+            and _finite(tau) and _finite(wrenches)):
+        return NOT_FINITE
+    lay = float_layout(n, n_frames)
+    q = np.empty(n)
+    qd = np.empty(n)
+    _internal_q(mi, s, q)
+    _internal_q(mi, s_dot, qd)
+    local = np.empty((n, 4, 4))
+    _poses(mf, mi, w_H_b, q, poses, local)
+    inertia = np.empty((n + 1, 13))
+    subspace = np.empty((n, 6))
+    _inertias(mf, mi, poses, inertia, subspace)
+    composite = np.empty((n + 1, 13))
+    _composite(mi, inertia, composite)
+    force = np.empty((n, 6))
+    _forces(composite, subspace, force)
+    # /tf: link_H_joint @ local, and the quaternions, in user order
+    internal = mi[3 + 2 * n:3 + 3 * n]
+    link_H_joint = mf[lay[4]:lay[5]].reshape((n, 4, 4))
+    quat_basis = mf[lay[5]:lay[6]].reshape((n, 3, 4))
+    transforms = out[:16 * n].reshape((n, 4, 4))
+    quats = out[16 * n:20 * n].reshape((n, 4))
+    for u in range(n):
+        k = internal[u]
+        _compose(link_H_joint[k], local[k], transforms[u])
+        half = 0.5 * q[k]
+        sh, ch = np.sin(half), np.cos(half)
+        for e in range(4):
+            quats[u, e] = quat_basis[u, 0, e] + sh * quat_basis[u, 1, e] + ch * quat_basis[u, 2, e]
+        if quats[u, 3] < 0.0:
+            for e in range(4):
+                quats[u, e] = -quats[u, e]
+    # momentum, CoM, gravity torques
+    o = 20 * n
+    t = np.empty((6, 6))
+    _base_transform(rep, w_H_b, t)
+    nu_c = np.empty(6)
+    _times6(t, nu, nu_c)
+    total = np.empty(6)
+    _inertia_times(composite[0], nu_c, total)
+    for k in range(n):
+        for e in range(6):
+            total[e] += qd[k] * force[k, e]
+    mass = composite[0, 0]
+    com = out[o:o + 3]
+    for i in range(3):
+        com[i] = composite[0, 1 + i] / mass
+        out[o + 3 + i] = total[i] / mass
+        out[o + 6 + i] = total[i]
+    momentum = out[o + 6:o + 12]
+    momentum[3] = total[3] - (com[1] * total[2] - com[2] * total[1])
+    momentum[4] = total[4] - (com[2] * total[0] - com[0] * total[2])
+    momentum[5] = total[5] - (com[0] * total[1] - com[1] * total[0])
+    for i in range(3):
+        com[i] += w_H_b[i, 3]
+    g = mf[lay[6]:lay[6] + 3]
+    coordinate = mi[3 + n:3 + 2 * n]
+    for k in range(n):
+        out[o + 12 + coordinate[k]] = -(force[k, 0] * g[0] + force[k, 1] * g[1]
+                                        + force[k, 2] * g[2])
+    # forward dynamics
+    status = OK
+    out[o + 18 + 2 * n] = 0.0
+    if tau.shape[0] == n:
+        body_wrench = np.empty((n + 1, 6))
+        _sensor_wrenches(mf, mi, poses, targets, wrenches, body_wrench)
+        acc_c = np.zeros(6)
+        for i in range(3):
+            acc_c[i] = -g[i]
+        h_c = np.empty(6 + n)
+        _rnea(mi, inertia, subspace, nu_c, acc_c, qd, np.empty(0), body_wrench, h_c)
+        matrix = np.empty((6 + n, 6 + n))
+        _mass_matrix(mi, composite, force, subspace, matrix)
+        tau_i = np.empty(n)
+        _internal_q(mi, tau, tau_i)
+        status, count = _forward_dynamics(mi, matrix, h_c, tau_i, nu, rep, w_H_b,
+                                          out[o + 12 + n:o + 18 + 2 * n])
+        out[o + 18 + 2 * n] = count
+    return status
+
+
+@_jit
+def frame_poses(mf, mi, poses, base_position, out):
+    """World pose (F, 4, 4) of every frame from C_H_body (N, 4, 4) and the base position."""
+    for f in range(mi[1]):
+        _frame_pose(mf, mi, poses, f, out[f])
+        for i in range(3):
+            out[f, i, 3] += base_position[i]
+
+
+# ----------------------------------------------------------------------------- whole-body queries
+
+@_jit
+def _to_rep_vector(mi, t, vec_c, out):
+    """Generalized force in C (internal order) -> rep (base T^T f), user order, in out."""
+    n = mi[0]
+    for i in range(6):
+        out[i] = t[0, i] * vec_c[0] + t[1, i] * vec_c[1] + t[2, i] * vec_c[2] \
+            + t[3, i] * vec_c[3] + t[4, i] * vec_c[4] + t[5, i] * vec_c[5]
+    for k in range(n):
+        out[6 + mi[3 + n + k]] = vec_c[6 + k]
+
+
+@_jit
+def _mass_rep(mi, t, mass):
+    """M in C -> M in rep (internal order), in place: [T^T M00 T, T^T M0j; ., Mjj]."""
+    size = mass.shape[0]
+    col = np.empty(6)
+    res = np.empty(6)
+    tt = t.T.copy()
+    for c in range(size):                       # rows: T^T M[:6, c]
+        for e in range(6):
+            col[e] = mass[e, c]
+        _times6(tt, col, res)
+        for e in range(6):
+            mass[e, c] = res[e]
+    for r in range(size):                       # columns: (M[r, :6] T) = T^T M[r, :6]^T
+        for e in range(6):
+            col[e] = mass[r, e]
+        _times6(tt, col, res)
+        for e in range(6):
+            mass[r, e] = res[e]
+
+
+@_jit
+def _user_matrix(mi, rows, mat, out):
+    """out (rows, 6 + n) = mat (rows, 6 + n) with joint columns in user order."""
+    n = mi[0]
+    for r in range(rows):
+        for c in range(6):
+            out[r, c] = mat[r, c]
+        for k in range(n):
+            out[r, 6 + mi[3 + n + k]] = mat[r, 6 + k]
+
+
+@_jit
+def whole_body(mf, mi, rep, want, w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau, gravity_on,
+               frames, wrenches, out):
+    """Whole-body quantities at (w_H_b (4, 4), s (n,)) in the representation ``rep``,
+    written one after the other to ``out``, as ``want`` (a mask of WANT_*) asks:
+    CoM (3,) world (always), then M (6 + n, 6 + n), RNEA (6 + n,) of (nu, s_dot, nu_dot,
+    s_ddot) with wrenches (k, 6) in rep on ``frames`` (k,) and gravity when ``gravity_on``,
+    g (6 + n,), the centroidal momentum matrix (6, 6 + n) (momentum about the CoM, world
+    axes), forward dynamics nu_dot (6 + n,) from tau (NaN for massless joints) under the
+    same velocities, wrenches and gravity, M^-1 (6 + n, 6 + n). Matrices row-major, joint
+    columns in user order. Returns OK, NOT_FINITE or SINGULAR (M^-1 of a singular M, or
+    forward dynamics with a singular floating-base block)."""
+    n, n_frames = mi[0], mi[1]
+    size = 6 + n
+    if not (_finite(w_H_b) and _finite(s) and _finite(nu) and _finite(s_dot)
+            and _finite(nu_dot) and _finite(s_ddot) and _finite(tau) and _finite(wrenches)):
+        return NOT_FINITE
+    lay = float_layout(n, n_frames)
+    q = np.empty(n)
+    _internal_q(mi, s, q)
+    poses = np.empty((n + 1, 4, 4))
+    local = np.empty((n, 4, 4))
+    _poses(mf, mi, w_H_b, q, poses, local)
+    inertia = np.empty((n + 1, 13))
+    subspace = np.empty((n, 6))
+    _inertias(mf, mi, poses, inertia, subspace)
+    composite = np.empty((n + 1, 13))
+    _composite(mi, inertia, composite)
+    force = np.empty((n, 6))
+    _forces(composite, subspace, force)
+    t = np.empty((6, 6))
+    _base_transform(rep, w_H_b, t)
+    g = mf[lay[6]:lay[6] + 3]
+    mass_total = composite[0, 0]
+    com_c = np.empty(3)
+    for i in range(3):
+        com_c[i] = composite[0, 1 + i] / mass_total
+        out[i] = com_c[i] + w_H_b[i, 3]
+    o = 3
+    status = OK
+    matrix = np.empty((size, size))
+    h_c = np.empty(size)
+    body_wrench = np.zeros((n + 1, 6))
+    nu_c = np.empty(6)
+    acc_c = np.empty(6)
+    qd = np.empty(n)
+    if want & WANT_MASS or want & WANT_MINV:
+        _mass_matrix(mi, composite, force, subspace, matrix)
+        _mass_rep(mi, t, matrix)
+        if want & WANT_MASS:
+            user = out[o:o + size * size].reshape((size, size))
+            tmp = np.empty((size, size))
+            _user_matrix(mi, size, matrix, tmp)
+            _user_matrix(mi, size, tmp.T.copy(), user)
+            o += size * size
+    if want & WANT_RNEA or want & WANT_ABA:
+        _internal_q(mi, s_dot, qd)
+        _times6(t, nu, nu_c)
+        _base_drift_times(rep, t, nu, acc_c)
+        if nu_dot.shape[0]:
+            tmp6 = np.empty(6)
+            _times6(t, nu_dot, tmp6)
+            for i in range(6):
+                acc_c[i] += tmp6[i]
+        if gravity_on:
+            for i in range(3):
+                acc_c[i] -= g[i]
+        _rep_wrenches(mf, mi, rep, poses, w_H_b[:3, 3].copy(), frames, wrenches, body_wrench)
+        if want & WANT_RNEA:
+            qdd = np.empty(s_ddot.shape[0])
+            if s_ddot.shape[0]:
+                _internal_q(mi, s_ddot, qdd)
+            _rnea(mi, inertia, subspace, nu_c, acc_c, qd, qdd, body_wrench, h_c)
+            _to_rep_vector(mi, t, h_c, out[o:o + size])
+            o += size
+    if want & WANT_GRAVITY:
+        g_c = np.empty(size)
+        ic = composite[0]
+        for i in range(3):
+            g_c[i] = -ic[0] * g[i]
+        g_c[3] = -(ic[2] * g[2] - ic[3] * g[1])
+        g_c[4] = -(ic[3] * g[0] - ic[1] * g[2])
+        g_c[5] = -(ic[1] * g[1] - ic[2] * g[0])
+        for k in range(n):
+            g_c[6 + k] = -(force[k, 0] * g[0] + force[k, 1] * g[1] + force[k, 2] * g[2])
+        _to_rep_vector(mi, t, g_c, out[o:o + size])
+        o += size
+    if want & WANT_CMM:
+        cmm = np.empty((6, size))
+        e6 = np.zeros(6)
+        col = np.empty(6)
+        for c in range(6):               # base columns: Ic_0 T
+            for e in range(6):
+                e6[e] = t[e, c]
+            _inertia_times(composite[0], e6, col)
+            for e in range(6):
+                cmm[e, c] = col[e]
+        for k in range(n):
+            for e in range(6):
+                cmm[e, 6 + k] = force[k, e]
+        for c in range(size):            # about the CoM: angular -= c x linear
+            for e in range(6):
+                col[e] = cmm[e, c]
+            cmm[3, c] = col[3] - (com_c[1] * col[2] - com_c[2] * col[1])
+            cmm[4, c] = col[4] - (com_c[2] * col[0] - com_c[0] * col[2])
+            cmm[5, c] = col[5] - (com_c[0] * col[1] - com_c[1] * col[0])
+        _user_matrix(mi, 6, cmm, out[o:o + 6 * size].reshape((6, size)))
+        o += 6 * size
+    if want & WANT_ABA:
+        acc_c[:] = 0.0                   # C's acceleration zero, minus gravity
+        if gravity_on:
+            for i in range(3):
+                acc_c[i] = -g[i]
+        _rnea(mi, inertia, subspace, nu_c, acc_c, qd, np.empty(0), body_wrench, h_c)
+        fd_matrix = np.empty((size, size))
+        _mass_matrix(mi, composite, force, subspace, fd_matrix)
+        tau_i = np.empty(n)
+        _internal_q(mi, tau, tau_i)
+        status, _ = _forward_dynamics(mi, fd_matrix, h_c, tau_i, nu, rep, w_H_b,
+                                      out[o:o + size])
+        if status != OK:
+            return status
+        o += size
+    if want & WANT_MINV:
+        free = np.empty(size, dtype=np.bool_)
+        if _massless(matrix, free) or not _ltl(mi, matrix, free):
+            return SINGULAR
+        inverse = np.zeros((size, size))
+        for c in range(size):
+            inverse[c, c] = 1.0
+            _ltl_solve(mi, matrix, inverse[c])         # rows of a symmetric inverse
+        tmp = np.empty((size, size))
+        _user_matrix(mi, size, inverse, tmp)
+        _user_matrix(mi, size, tmp.T.copy(), out[o:o + size * size].reshape((size, size)))
+        o += size * size
+    return status
+
+
+# ----------------------------------------------------------------------------- single-frame queries
+
+@_jit
+def _path(mi, body, path):
+    """Bodies from the base's child to ``body`` along the tree, in path[:d]; returns d."""
+    d = 0
+    b = body
+    while b > 0:
+        d += 1
+        b = mi[2 + b]
+    b = body
+    for i in range(d - 1, -1, -1):
+        path[i] = b
+        b = mi[2 + b]
+    return d
+
+
+@_jit
+def frame_query(mf, mi, rep, want, frame, w_H_b, s, nu, s_dot, out):
+    """Quantities of frame index ``frame`` at (w_H_b, s), walking only the joints between
+    the base and it, written one after the other to ``out`` as ``want`` asks: the world pose
+    (4, 4), the Jacobian (6, 6 + n) (v_F = J nu, both in rep), its time derivative along
+    (nu, s_dot) (6, 6 + n), the relative Jacobian (6, n) (the base as the world: w_H_b = I,
+    joint columns only). Joint columns in user order. Returns OK or NOT_FINITE."""
+    n, n_frames = mi[0], mi[1]
+    size = 6 + n
+    if not (_finite(w_H_b) and _finite(s) and _finite(nu) and _finite(s_dot)):
+        return NOT_FINITE
+    lay = float_layout(n, n_frames)
+    basis = mf[:64 * n].reshape((n, 4, 16))
+    screw = mf[lay[1]:lay[2]].reshape((n, 6))
+    body_H_frame = mf[lay[3]:lay[4]].reshape((n_frames, 4, 4))
+    coordinate = mi[3 + n:3 + 2 * n]
+    body = mi[int_layout(n, n_frames)[3] + frame]
+    path = np.empty(n + 1, dtype=np.int64)
+    d = _path(mi, body, path)
+    poses = np.empty((d + 1, 4, 4))
+    local = np.empty((4, 4))
+    c_h_f = np.empty((4, 4))
+    t_h_c = np.empty((4, 4))
+    columns = np.empty((d, 6))
+    s_c = np.empty(6)
+    base_position = np.zeros(3)
+    base = np.eye(4)
+    o = 0
+    for relative in (False, True):
+        if relative and not want & WANT_RELATIVE:
+            break
+        if not relative and not want & (WANT_POSE | WANT_JACOBIAN | WANT_JDOT):
+            continue
+        for i in range(3):
+            for j in range(3):
+                base[i, j] = w_H_b[i, j] if not relative else (1.0 if i == j else 0.0)
+            base_position[i] = w_H_b[i, 3] if not relative else 0.0
+        _base_pose(base, poses[0])
+        for i in range(d):
+            k = path[i] - 1
+            _local(basis[k], s[coordinate[k]], local)
+            _compose(poses[i], local, poses[i + 1])
+        _compose(poses[d], body_H_frame[frame], c_h_f)
+        if not relative and want & WANT_POSE:
+            pose = out[o:o + 16].reshape((4, 4))
+            for i in range(4):
+                for j in range(4):
+                    pose[i, j] = c_h_f[i, j] + (base_position[i] if j == 3 and i < 3 else 0.0)
+            o += 16
+        if not relative and not want & (WANT_JACOBIAN | WANT_JDOT):
+            continue
+        _rep_frame_pose(rep, c_h_f, base_position, t_h_c)
+        for i in range(d):
+            _transform_motion(poses[i + 1], screw[path[i] - 1], s_c)
+            _transform_motion(t_h_c, s_c, columns[i])
+        if relative:
+            jac = out[o:o + 6 * n].reshape((6, n))
+            _put_columns(jac, 0, columns, path, d, coordinate)
+            o += 6 * n
+            continue
+        t = np.empty((6, 6))
+        _base_transform(rep, w_H_b, t)
+        base_columns = np.empty((6, 6))            # row c: column c of X T
+        tt = t.T.copy()
+        for c in range(6):
+            _transform_motion(t_h_c, tt[c], base_columns[c])
+        if want & WANT_JACOBIAN:
+            jac = out[o:o + 6 * size].reshape((6, size))
+            _put_columns(jac, 6, columns, path, d, coordinate)
+            for c in range(6):
+                for e in range(6):
+                    jac[e, c] = base_columns[c, e]
+            o += 6 * size
+        if want & WANT_JDOT:
+            _jacobian_dot(rep, t, base_columns, columns, path, d, coordinate, t_h_c, nu,
+                          s_dot, out[o:o + 6 * size].reshape((6, size)))
+            o += 6 * size
+    return OK
+
+
+@_jit
+def _jacobian_dot(rep, t, base_columns, columns, path, d, coordinate, t_h_c, nu, s_dot, jdot):
+    """dJ/dt (6, 6 + n) (see ``KinDynComputations.jacobian_dot``): each column c of J is an
+    adjoint image, dJ_c/dt = W_c x J_c with W = X V_k - u for a joint column (X V_k the
+    velocity of the body it moves, in T) and W = X u_B - u for the base columns."""
+    base_twist = np.empty(6)
+    _times6(base_columns.T.copy(), nu, base_twist)
+    vel = np.empty((d, 6))
+    running = base_twist.copy()
+    for i in range(d):
+        k = path[i] - 1
+        for e in range(6):
+            running[e] += columns[i, e] * s_dot[coordinate[k]]
+        vel[i] = running
+    last = vel[d - 1] if d else base_twist
+    u = np.zeros(6)                                   # frame drift
+    drift_c = np.zeros(6)                             # base drift, in C
+    for e in range(6):
+        if rep == BODY or (rep == MIXED and e < 3):
+            u[e] = last[e]
+        if rep == MIXED and e < 3:
+            drift_c[e] = nu[e]
+    if rep == BODY:
+        _times6(t, nu, drift_c)
+    drift_w = np.empty(6)
+    _transform_motion(t_h_c, drift_c, drift_w)
+    w = np.empty(6)
+    column = np.empty(6)
+    crossed = np.empty((d, 6))
+    for i in range(d):
+        for e in range(6):
+            w[e] = vel[i, e] - u[e]
+        _motion_cross(w, columns[i], crossed[i])
+    _put_columns(jdot, 6, crossed, path, d, coordinate)
+    for e in range(6):
+        w[e] = drift_w[e] - u[e]
+    for c in range(6):
+        _motion_cross(w, base_columns[c], column)
+        for e in range(6):
+            jdot[e, c] = column[e]
+
+
+KERNELS = (tick, whole_body, frame_query, frame_poses)

@@ -1,0 +1,179 @@
+"""The compiled kernels (numba) against the NumPy core, the reference, on every test model.
+
+Each model is built twice, ``compiled=True`` and ``compiled=False``; every public call and
+the per-tick call must agree to 1e-12 (relative to max(1, max|reference|)) in the three
+representations, on the shared test models (iCub, a branching tree in a permuted joint
+order, a prismatic chain, a massless root) and on generated trees with mimic joints,
+hundreds of fixed frames and a massless leaf. The oracle tests (Pinocchio, iDynTree) run on
+whichever path the process runs; CI runs them on both (scripts/test.sh).
+"""
+
+import numpy as np
+import pytest
+from oracles import assert_close, core_representation, make_case, random_state
+
+from kin_dyn_ros.dynamics import KinDynComputations
+from kin_dyn_ros.dynamics.compiled import jit_path, jit_status
+
+pytestmark = pytest.mark.skipif(
+    jit_path() is None, reason=f"the NumPy core runs here ({jit_status().reason}); the "
+    "compiled pass of scripts/test.sh runs these")
+
+RTOL = 1e-12
+EXTRA = {  # generated trees beyond the shared cases: (random_tree_urdf kwargs)
+    "mimic40": dict(n_joints=40, seed=21, n_fixed=300, mimic=True, massless_root=True),
+    "leaf8": dict(n_joints=8, seed=4, massless_leaf=True),
+}
+
+
+@pytest.fixture(scope="module")
+def pairs(model_cases):
+    """{name: (case, compiled kd, NumPy kd)}, built once."""
+    from conftest import random_tree_urdf
+    cases = dict(model_cases)
+    for name, kwargs in EXTRA.items():
+        cases[name] = make_case(name, random_tree_urdf(**kwargs))
+    out = {}
+    for name, case in cases.items():
+        joints = case.core_joints
+        out[name] = (case, KinDynComputations(case.urdf, joints, compiled=True),
+                     KinDynComputations(case.urdf, joints, compiled=False))
+    return out
+
+
+def _close(ours, ref, what):
+    """assert_close, with NaN (a massless joint's acceleration) where and only where the
+    reference has NaN."""
+    ours, ref = np.asarray(ours, dtype=float), np.asarray(ref, dtype=float)
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(ref), err_msg=what)
+    assert_close(np.nan_to_num(ours), np.nan_to_num(ref), what, RTOL)
+
+
+NAMES = ("icub", "tree12", "chain10_prismatic", "massless_root", *EXTRA)
+
+
+def _pair(pairs, name, rep):
+    case, fast, ref = pairs[name]
+    for kd in (fast, ref):
+        kd.set_frame_velocity_representation(core_representation(rep))
+    return case, fast, ref
+
+
+def _states(case, count=2):
+    rng = np.random.default_rng(abs(hash(case.name)) % 2**32)
+    return [random_state(case, rng) for _ in range(count)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_whole_body_calls_match_the_numpy_core(pairs, name, rep):
+    case, fast, ref = _pair(pairs, name, rep)
+    assert fast.compiled and not ref.compiled
+    frames = list(case.wrench_frames) if case.wrench_frames else list(case.links[-2:])
+    for st in _states(case):
+        wrenches = {f: np.arange(6.0) * (k + 1) - 2.0 for k, f in enumerate(frames)}
+        h, s, v, sd = st.w_H_b, st.s, st.base_vel, st.s_dot
+        for call, args in (
+                ("CoM_position", (h, s)), ("CoM_jacobian", (h, s)), ("mass_matrix", (h, s)),
+                ("centroidal_momentum_matrix", (h, s)), ("gravity_term", (h, s)),
+                ("bias_force", (h, s, v, sd)), ("coriolis_term", (h, s, v, sd)),
+                ("rnea", (h, s, v, sd, st.base_acc, st.s_ddot, wrenches)),
+                ("aba", (h, s, v, sd, st.tau, wrenches))):
+            _close(getattr(fast, call)(*args), getattr(ref, call)(*args),
+                   f"{call} on {name} {rep}")
+        if not name.startswith("leaf"):     # M is singular with a massless leaf
+            m_inv = ref.inverse_mass_matrix(h, s)
+            assert_close(fast.inverse_mass_matrix(h, s) / np.abs(m_inv).max(),
+                         m_inv / np.abs(m_inv).max(), f"M^-1 on {name} {rep}", RTOL)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_frame_calls_match_the_numpy_core(pairs, name, rep):
+    case, fast, ref = _pair(pairs, name, rep)
+    frames = case.jacobian_frames or case.links
+    for st in _states(case, 1):
+        for frame in frames[:12]:
+            for call, args in (("forward_kinematics", (st.w_H_b, st.s)),
+                               ("jacobian", (st.w_H_b, st.s)),
+                               ("relative_jacobian", (st.s,)),
+                               ("jacobian_dot", (st.w_H_b, st.s, st.base_vel, st.s_dot))):
+                assert_close(getattr(fast, call)(frame, *args), getattr(ref, call)(frame, *args),
+                             f"{call}({frame}) on {name} {rep}", RTOL)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_compute_tick_matches_the_numpy_core(pairs, name, rep):
+    case, fast, ref = _pair(pairs, name, rep)
+    links = case.links
+    for st in _states(case):
+        sensors = {links[-1]: (links[1], np.linspace(-3.0, 4.0, 6)),
+                   links[len(links) // 2]: (links[len(links) // 2], np.linspace(5.0, -1.0, 6))}
+        for tau in (st.tau, None):
+            a = fast.compute_tick(st.w_H_b, st.s, st.base_vel, st.s_dot, tau, sensors)
+            b = ref.compute_tick(st.w_H_b, st.s, st.base_vel, st.s_dot, tau, sensors)
+            for field in ("joint_transforms", "base_pose", "com", "com_velocity",
+                          "centroidal_momentum", "gravity_torques", "joint_quaternions",
+                          "world_H_frames"):
+                assert_close(getattr(a, field), getattr(b, field), f"{field} on {name}", RTOL)
+            assert_close(a.world_H_frame(len(links) - 1), b.world_H_frame(len(links) - 1),
+                         "world_H_frame", RTOL)
+            assert a.massless_joints == b.massless_joints
+            assert a.forward_dynamics_error == b.forward_dynamics_error
+            if tau is None:
+                assert a.base_acceleration is None and a.joint_accelerations is None
+                continue
+            _close(a.base_acceleration, b.base_acceleration, f"base acc {name}")
+            _close(a.joint_accelerations, b.joint_accelerations, f"joint acc {name}")
+
+
+def test_a_massless_leaf_is_named_and_nan(pairs):
+    case, fast, _ = _pair(pairs, "leaf8", "MIXED")
+    st = _states(case, 1)[0]
+    leaf = "joint_007"                   # the last joint generated moves the massless leaf
+    tick = fast.compute_tick(st.w_H_b, st.s, st.base_vel, st.s_dot, st.tau)
+    assert tick.massless_joints == (leaf,) and tick.forward_dynamics_error == ""
+    nan = np.isnan(tick.joint_accelerations)
+    assert nan.sum() == 1 and nan[case.joints.index(leaf)]
+    with pytest.raises(ValueError, match=leaf):
+        fast.inverse_mass_matrix(st.w_H_b, st.s)
+
+
+@pytest.mark.parametrize("call, args, message", [
+    ("compute_tick", lambda st: (st.w_H_b, st.s * np.nan, st.base_vel, st.s_dot),
+     "s contains NaN or inf"),
+    ("compute_tick", lambda st: (st.w_H_b, st.s[:-1], st.base_vel, st.s_dot),
+     r"expected s with shape \(32,\), got \(31,\)"),
+    ("mass_matrix", lambda st: (np.where(np.eye(4) > 0, np.inf, st.w_H_b), st.s),
+     "w_H_b contains NaN or inf"),
+    ("rnea", lambda st: (st.w_H_b, st.s, st.base_vel, st.s_dot, st.base_acc,
+                         np.full_like(st.s, np.nan)), "s_ddot contains NaN or inf"),
+    ("jacobian", lambda st: ("l_sole", st.w_H_b, np.append(st.s, 0.0)),
+     r"expected s with shape \(32,\), got \(33,\)"),
+    ("jacobian", lambda st: ("nowhere", st.w_H_b, st.s), "unknown frame 'nowhere'"),
+])
+def test_bad_input_raises_the_numpy_cores_message(pairs, call, args, message):
+    case, fast, ref = _pair(pairs, "icub", "MIXED")
+    st = _states(case, 1)[0]
+    for kd in (fast, ref):
+        with pytest.raises(ValueError, match=message):
+            getattr(kd, call)(*args(st))
+
+
+def test_read_only_and_strided_inputs_take_the_same_signature(pairs):
+    case, fast, ref = _pair(pairs, "icub", "BODY_FIXED")
+    st = _states(case, 1)[0]
+    s = np.repeat(st.s, 2)[::2]                      # not contiguous
+    h = st.w_H_b.copy()
+    h.flags.writeable = False
+    signatures = {k: len(d.signatures) for k, d in _dispatchers().items()}
+    assert_close(fast.mass_matrix(h, s), ref.mass_matrix(h, s), "mass matrix", RTOL)
+    assert_close(fast.compute_tick(h, s, st.base_vel, st.s_dot, st.tau).com,
+                 ref.compute_tick(h, s, st.base_vel, st.s_dot, st.tau).com, "com", RTOL)
+    assert {k: len(d.signatures) for k, d in _dispatchers().items()} == signatures
+
+
+def _dispatchers():
+    """The compiled entry points: a call with other array types would compile another
+    signature (seconds, in the middle of a tick)."""
+    kernels = jit_path()
+    return {name: getattr(kernels, name)
+            for name in ("tick", "whole_body", "frame_query", "frame_poses")}
