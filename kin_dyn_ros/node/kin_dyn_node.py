@@ -66,6 +66,7 @@ from std_msgs.msg import String  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from ..dynamics import KinDynComputations  # noqa: E402
+from ..dynamics.compiled import jit_status, prepare  # noqa: E402
 from ..equilibrium_worker import QueryWorker  # noqa: E402
 from .contact_mechanics import ContactMechanics  # noqa: E402
 from .conversions import JointStateMerger  # noqa: E402
@@ -142,6 +143,7 @@ class KinDynNode(Node):
         self._mechanics = ContactMechanics(self, self._service_source, self._markers_read)
         self._planner_services = DynamicsServices(self, self._service_source, self._queries)
         self._configure(self._settings)
+        self._prepare_dynamics()
         self._load_parameter_model()      # before any input can arrive
         self.create_subscription(String, "robot_description", self._on_description,
                                  LATCHED_QOS)
@@ -150,6 +152,19 @@ class KinDynNode(Node):
             self._on_wrench, self._on_sensor_error, on_idle=self._on_sensors_idle)
         self._make_timers()
         self.add_on_set_parameters_callback(self._on_set_parameters)
+
+    def _prepare_dynamics(self):
+        """Compile (or load from numba's cache) the core's kernels before any subscription
+        exists, saying so; or say why the NumPy core runs."""
+        status, log = jit_status(), self.get_logger()
+        if not status.compiled:
+            (log.info if status.reason == "KIN_DYN_JIT=0" else log.warning)(
+                f"dynamics: {status.describe()}")
+            return
+        log.info("dynamics: preparing the compiled kernels (from numba's cache; the first "
+                 "start with this numba on this CPU compiles them: ~30 s)")
+        seconds = prepare()
+        log.info(f"dynamics: {status.describe()}, ready in {seconds:.1f} s")
 
     def _load_parameter_model(self):
         """The model of the robot_description parameter, if set; ValueError if it fails."""
