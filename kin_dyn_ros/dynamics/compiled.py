@@ -29,7 +29,7 @@ import numpy as np
 from .checks import checked_arrays
 
 __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMassMatrix",
-           "TickOutput", "warm_up", "ensure_compiled", "inputs", "raise_not_finite", "NO_TARGETS", "NO_FRAMES",
+           "warm_up", "ensure_compiled", "prepare", "inputs", "raise_not_finite", "EMPTY", "NO_TARGETS", "NO_FRAMES",
            "NO_WRENCHES"]
 
 _FALSE = ("0", "false", "no", "off")
@@ -116,7 +116,9 @@ def _f64(x):
     return a if a.flags.writeable else a.copy()
 
 
-_EMPTY = np.empty(0)
+_F64 = np.dtype(np.float64)
+_EMPTY = EMPTY = np.empty(0)
+_EYE4 = np.eye(4)
 NO_TARGETS = np.empty((0, 2), dtype=np.int64)
 NO_FRAMES = np.empty(0, dtype=np.int64)
 NO_WRENCHES = np.empty((0, 6))
@@ -126,35 +128,6 @@ _FRAME = {"pose": 1, "jacobian": 2, "jacobian_dot": 4, "relative": 8}
 
 class SingularMassMatrix(ValueError):
     """The mass matrix (or its floating-base block) is singular."""
-
-
-class TickOutput:
-    """What :meth:`CompiledModel.tick` computed, as views of one buffer: ``w_H_b`` (4, 4),
-    ``joint_transforms`` (n, 4, 4), ``com``, ``com_velocity`` (3,), ``momentum`` (6,),
-    ``gravity`` (n,), ``base_acceleration`` (6,) and ``joint_accelerations`` (n,) (None
-    without torques), ``massless`` (their count), ``singular``, ``poses`` C_H_body
-    (N, 4, 4), ``base_position`` (3,); ``quaternions()`` (n, 4) and ``world_frames()``
-    (F, 4, 4)."""
-
-    def __init__(self, compiled, w_H_b, out, poses, status, with_tau):
-        n = compiled.n
-        o = 20 * n
-        self._compiled, self._out = compiled, out
-        self.w_H_b, self.poses, self.base_position = w_H_b, poses, w_H_b[:3, 3]
-        self.joint_transforms = out[:16 * n].reshape(n, 4, 4)
-        self.com, self.com_velocity = out[o:o + 3], out[o + 3:o + 6]
-        self.momentum, self.gravity = out[o + 6:o + 12], out[o + 12:o + 12 + n]
-        self.singular = status == compiled.k.SINGULAR
-        self.base_acceleration = out[o + 12 + n:o + 18 + n] if with_tau else None
-        self.joint_accelerations = out[o + 18 + n:o + 18 + 2 * n] if with_tau else None
-        self.massless = with_tau and out[-1] > 0
-
-    def quaternions(self):
-        n = self._compiled.n
-        return self._out[16 * n:20 * n].reshape(n, 4)
-
-    def world_frames(self):
-        return self._compiled.frame_poses(self.poses, self.base_position)
 
 
 class CompiledModel:
@@ -169,28 +142,49 @@ class CompiledModel:
         self._state = ("w_H_b", (4, 4)), ("s", (n,)), ("base_vel", (6,)), ("s_dot", (n,)), \
             ("base_acc", (6,)), ("s_ddot", (n,)), ("tau", (n,))
 
-    def _inputs(self, values):
-        """The state arrays given (not None) as the kernels take them, and their items."""
-        items = [(name, v, shape) for (name, shape), v in zip(self._state, values)
-                 if v is not None]
-        return inputs(*items), items
+    def _call(self, kernel, head, items, tail):
+        """``kernel(*head, *state, *tail)`` with the state arrays of ``items`` ((name, value,
+        shape), value None: left out, given as an empty array); ValueError naming a wrong
+        shape or a NaN/inf (NOT_FINITE).
+
+        Arrays of the compiled types (float64, C-contiguous, writable) go straight in;
+        anything else is refused by the dispatcher (compilation is off after the warm-up,
+        :func:`warm_up`) and retried as such copies: no check costs a well-formed call more
+        than a shape comparison."""
+        items = [item for item in items if item[1] is not None]
+        state = [value for _, value, _ in items]
+        try:
+            for _, value, shape in items:
+                if value.shape != shape:
+                    raise TypeError
+            status = kernel(*head, *state, *tail)
+        except (AttributeError, TypeError):
+            state = inputs(*items)            # raises naming a wrong shape
+            status = kernel(*head, *state, *tail)
+        if status == self.k.NOT_FINITE:
+            checked_arrays(*items)            # raises naming the value, if one of these
+        return status, state
+
+    def _state_items(self, values):
+        """(name, value or an empty array, shape) of the seven state arguments."""
+        return [(name, _EMPTY, (0,)) if v is None else (name, v, shape)
+                for (name, shape), v in zip(self._state, values)]
 
     # -- per tick ------------------------------------------------------------------------
     def tick(self, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches):
-        """:class:`TickOutput` of :func:`.kernels.tick` (``wrenches`` a list of (6,) F/T
-        readings, ``targets`` (k, 2) their [link, expressed frame] indices); ValueError
-        naming a wrong or non-finite input."""
-        arrays, items = self._inputs((w_H_b, s, nu, s_dot, None, None, tau))
-        with_tau = tau is not None
-        values = np.array(wrenches, dtype=np.float64).reshape(-1, 6) if len(wrenches) \
-            else NO_WRENCHES
-        out = np.empty(22 * self.n + 19)
-        poses = np.empty((self.n + 1, 4, 4))
-        status = self.k.tick(self.mf, self.mi, int(rep), *arrays[:4],
-                             arrays[4] if with_tau else _EMPTY, targets, values, out, poses)
-        if status == self.k.NOT_FINITE:
-            raise_not_finite(*items)
-        return TickOutput(self, arrays[0], out, poses, status, with_tau)
+        """(status, w_H_b (4, 4), out, poses) of :func:`.kernels.tick`: ``out`` (22 n + 19,)
+        as :func:`.kernels.tick` lays it out, ``poses`` C_H_body (N, 4, 4). ``wrenches``
+        (6 k,) F/T readings, ``targets`` (k, 2) their [link, expressed frame] indices.
+        ValueError naming a wrong or non-finite state; NOT_FINITE for a wrench."""
+        n = self.n
+        out = np.empty(22 * n + 19)
+        poses = np.empty((n + 1, 4, 4))
+        items = (("w_H_b", w_H_b, (4, 4)), ("s", s, (n,)), ("base_vel", nu, (6,)),
+                 ("s_dot", s_dot, (n,)),
+                 ("tau", _EMPTY, (0,)) if tau is None else ("tau", tau, (n,)))
+        status, state = self._call(self.k.tick, (self.mf, self.mi, int(rep)), items,
+                                   (targets, wrenches, out, poses))
+        return status, state[0], out, poses
 
     def frame_poses(self, poses, base_position):
         """World poses (F, 4, 4) of every frame from C_H_body (N, 4, 4)."""
@@ -202,21 +196,18 @@ class CompiledModel:
     def whole(self, rep, what, w_H_b, s, nu=None, s_dot=None, nu_dot=None, s_ddot=None,
               tau=None, gravity=True, frames=NO_FRAMES, wrenches=NO_WRENCHES):
         """One whole-body quantity (``what``: com, mass, rnea, gravity, cmm, aba, minv) of
-        :func:`.kernels.whole_body`, in the representation ``rep``, user joint order.
-        ValueError naming a wrong or non-finite input; SingularMassMatrix."""
+        :func:`.kernels.whole_body`, in the representation ``rep``, user joint order;
+        ``wrenches`` (k, 6) finite, on frame indices ``frames`` (k,). ValueError naming a
+        wrong or non-finite input; SingularMassMatrix."""
         size = 6 + self.n
-        arrays, items = self._inputs((w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau))
-        given = dict(zip((name for name, _, _ in items), arrays))
         length = {"com": 0, "mass": size * size, "minv": size * size, "cmm": 6 * size}.get(
             what, size)
         out = np.empty(3 + length)
-        status = self.k.whole_body(
-            self.mf, self.mi, int(rep), _WHOLE[what], given["w_H_b"], given["s"],
-            given.get("base_vel", _EMPTY), given.get("s_dot", _EMPTY),
-            given.get("base_acc", _EMPTY), given.get("s_ddot", _EMPTY),
-            given.get("tau", _EMPTY), gravity, frames, wrenches, out)
+        items = self._state_items((w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau))
+        status, _ = self._call(self.k.whole_body, (self.mf, self.mi, int(rep), _WHOLE[what]),
+                               items, (gravity, frames, wrenches, out))
         if status == self.k.NOT_FINITE:
-            raise_not_finite(*items, ("external wrenches", wrenches, wrenches.shape))
+            raise ValueError("an external wrench contains NaN or inf")
         if status == self.k.SINGULAR:
             raise SingularMassMatrix("the mass matrix is singular (degenerate inertia of the "
                                      "floating base's subtree); forward dynamics is undefined")
@@ -227,15 +218,14 @@ class CompiledModel:
     def frame(self, rep, what, frame, w_H_b, s, nu=None, s_dot=None):
         """One quantity of frame index ``frame`` (``what``: pose, jacobian, jacobian_dot,
         relative) of :func:`.kernels.frame_query`; ``w_H_b`` None for ``relative``."""
-        arrays, items = self._inputs((np.eye(4) if w_H_b is None else w_H_b, s, nu, s_dot))
         size = 6 + self.n
         length = {"pose": 16, "relative": 6 * self.n}.get(what, 6 * size)
         out = np.empty(length)
-        status = self.k.frame_query(self.mf, self.mi, int(rep), _FRAME[what], frame, arrays[0],
-                                    arrays[1], arrays[2] if nu is not None else _EMPTY,
-                                    arrays[3] if s_dot is not None else _EMPTY, out)
-        if status == self.k.NOT_FINITE:
-            raise_not_finite(*items)
+        items = self._state_items((_EYE4 if w_H_b is None else w_H_b, s, nu, s_dot))
+        status, _ = self._call(self.k.frame_query,
+                               (self.mf, self.mi, int(rep), _FRAME[what], frame), items, (out,))
+        if status != self.k.OK:
+            raise ValueError("an input contains NaN or inf")
         return out.reshape((4, 4) if what == "pose" else (6, -1))
 
 
@@ -273,11 +263,13 @@ def warm_up(compiled):
     :func:`jit_status` the first time)."""
     t0 = time.perf_counter()
     h, z, z6 = np.eye(4), np.zeros(compiled.n), np.zeros(6)
-    out = compiled.tick(2, h, z, z6, z, z, NO_TARGETS, [])
-    compiled.tick(2, h, z, z6, z, None, NO_TARGETS, [])
-    out.world_frames()
+    _, _, _, poses = compiled.tick(2, h, z, z6, z, z, NO_TARGETS, _EMPTY)
+    compiled.frame_poses(poses, np.zeros(3))
     compiled.whole(2, "mass", h, z)
     compiled.frame(2, "pose", 0, h, z)
+    for kernel in compiled.k.KERNELS:         # another argument type now: TypeError, no
+        if hasattr(kernel, "disable_compile"):    # compilation in the middle of a tick
+            kernel.disable_compile()               # (not under NUMBA_DISABLE_JIT)
     seconds = time.perf_counter() - t0
     status = jit_status()
     if status.compile_seconds is None:
@@ -300,11 +292,16 @@ def inputs(*items):
     Finiteness is checked by the kernels (:func:`raise_not_finite` then names the value)."""
     out = []
     for name, value, shape in items:
-        a = np.ascontiguousarray(value, dtype=np.float64)
-        if a.shape != shape:
-            raise ValueError(f"expected {name} with shape {shape}, got {a.shape}")
-        out.append(a if a.flags.writeable else a.copy())
+        if type(value) is not np.ndarray or value.dtype != _F64 or not _usable(value.flags):
+            value = np.array(value, dtype=np.float64)     # a C-contiguous writable copy
+        if value.shape != shape:
+            raise ValueError(f"expected {name} with shape {shape}, got {value.shape}")
+        out.append(value)
     return out
+
+
+def _usable(flags):
+    return flags.c_contiguous and flags.writeable
 
 
 def raise_not_finite(*items):
@@ -314,20 +311,28 @@ def raise_not_finite(*items):
     raise ValueError("an input contains NaN or inf")
 
 
-def main():
-    """``python -m kin_dyn_ros.dynamics``: compile (or load) the kernels now, on a
-    small generated tree, and print which path runs and how long it took (set-up scripts run
-    it once so that the first node start does not compile)."""
-    from .computations import KinDynComputations
-    urdf = ('<robot name="warm_up"><link name="a"><inertial><mass value="1"/><inertia ixx="1" '
-            'iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link><link name="b">'
-            '<inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" '
-            'iyz="0"/></inertial></link><joint name="j" type="revolute"><parent link="a"/>'
-            '<child link="b"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" '
-            'velocity="1"/></joint></robot>')
-    t0 = time.perf_counter()
-    KinDynComputations(urdf)
-    status = jit_status()
-    print(f"kin_dyn_ros dynamics: {status.describe()}; ready in "
-          f"{time.perf_counter() - t0:.1f} s")
+_WARM_UP_URDF = (
+    '<robot name="warm_up"><link name="a"><inertial><mass value="1"/><inertia ixx="1" iyy="1" '
+    'izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link><link name="b"><inertial><mass '
+    'value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link>'
+    '<joint name="j" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/>'
+    '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>')
 
+
+def prepare():
+    """Compile (or load from the cache) the kernels now, on a two-link model, when the
+    compiled path runs; returns the seconds it took (0 on the NumPy path)."""
+    if jit_path() is None:
+        return 0.0
+    from .computations import KinDynComputations
+    t0 = time.perf_counter()
+    KinDynComputations(_WARM_UP_URDF)
+    return time.perf_counter() - t0
+
+
+def main():
+    """``python -m kin_dyn_ros.dynamics``: compile (or load) the kernels now and print which
+    path runs and how long it took (set-up scripts run it once so that the first node start
+    does not compile)."""
+    seconds = prepare()
+    print(f"kin_dyn_ros dynamics: {jit_status().describe()}; ready in {seconds:.1f} s")

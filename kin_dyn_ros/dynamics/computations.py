@@ -29,7 +29,7 @@ import numpy as np
 from . import algorithms as alg
 from .balance import balance
 from .checks import checked_array, checked_arrays
-from .compiled import (NO_FRAMES, NO_TARGETS, NO_WRENCHES, CompiledModel, SingularMassMatrix,
+from .compiled import (EMPTY, NO_FRAMES, NO_TARGETS, NO_WRENCHES, CompiledModel, SingularMassMatrix,
                        ensure_compiled, jit_path, jit_status)
 from .kinematics import (chain_poses, chain_product, forward_pass, joint_quaternions,
                          path_columns, transform_wrench)
@@ -45,9 +45,10 @@ _ORIGIN = np.zeros(3)
 _ORIGIN.flags.writeable = False
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class TickResult:
-    """Everything the node publishes for one state (see :meth:`KinDynComputations.compute_tick`).
+    """Everything the node publishes for one state (see :meth:`KinDynComputations.compute_tick`);
+    read-only by convention (not frozen: a frozen dataclass's construction costs ~4 us a tick).
 
     - ``joint_transforms`` (n, 4, 4): parent_link_H_child_link of each joint of
       ``joint_names`` (= ``joints_name_list``), what /tf carries; ``base_pose`` (4, 4) w_H_b.
@@ -151,6 +152,7 @@ class KinDynComputations:
         self._total_mass = self.model.total_mass
         self._mimic = MimicJoints(self.model.joints_name_list, self.model.mimic)
         self._keep_kin, self._last_kin = False, None     # see sharing_model
+        self._targets = {}          # compute_tick's wrench index arrays (_sensor_wrenches)
         kernels = jit_path() if compiled is not False else None   # None: the NumPy code
         if compiled and kernels is None:
             raise RuntimeError(f"compiled kernels unavailable: {jit_status().reason}")
@@ -551,29 +553,60 @@ class KinDynComputations:
 
     def _compiled_tick(self, w_H_b, s, base_vel, s_dot, tau, frame_wrenches, contacts,
                        threshold):
-        """:meth:`compute_tick` by the compiled kernel (:meth:`.compiled.CompiledModel.tick`)."""
-        targets, values = NO_TARGETS, NO_WRENCHES
-        if frame_wrenches:
-            targets = np.array([(self._frame(link), self._frame(frame))
-                                for link, (frame, _) in frame_wrenches.items()], dtype=np.int64)
-            values = [_checked_wrench(link, w) for link, (_, w) in frame_wrenches.items()]
-        out = self._jit.tick(self.rep, w_H_b, s, base_vel, s_dot, tau, targets, values)
+        """:meth:`compute_tick` by the compiled kernel (:func:`.kernels.tick` lays ``out``
+        out: transforms, quaternions, CoM, its velocity, momentum, gravity, nu_dot, the
+        number of massless joints)."""
+        targets, values = self._sensor_wrenches(frame_wrenches)
+        jit, names = self._jit, self.model.joints_name_list
+        status, w_H_b, out, poses = jit.tick(self.rep, w_H_b, s, base_vel, s_dot, tau,
+                                             targets, values)
+        if status == jit.k.NOT_FINITE:                  # a wrench: name it
+            for link, (_, w) in frame_wrenches.items():
+                _checked_wrench(link, w)
+        n = len(names)
+        o = 20 * n
+        com, com_velocity = out[o:o + 3], out[o + 3:o + 6]
+        base_acc = joint_acc = None
         fd_error, massless = "", ()
-        if out.singular:
+        if status == jit.k.SINGULAR:
             fd_error = ("the mass matrix is singular (degenerate inertia of the floating "
                         "base's subtree); forward dynamics is undefined")
-        elif out.joint_accelerations is not None and out.massless:
-            massless = self._names(np.isnan(out.joint_accelerations))
-        frame = functools.partial(self._world_frame, out.poses, out.base_position)
+        elif tau is not None:
+            base_acc, joint_acc = out[o + 12 + n:o + 18 + n], out[o + 18 + n:o + 18 + 2 * n]
+            if out[-1]:
+                massless = self._names(np.isnan(joint_acc))
+        base_position = w_H_b[:3, 3]
+        frame = functools.partial(self._world_frame, poses, base_position)
         return TickResult(
-            self.model.frame_names, self.model.joints_name_list, out.joint_transforms,
-            out.w_H_b, out.com, out.com_velocity, out.momentum, out.gravity,
-            None if out.singular else out.base_acceleration,
-            None if out.singular else out.joint_accelerations, self.rep, fd_error, massless,
-            out.world_frames, frame,
-            (lambda: self._balance(frame, out.com, out.com_velocity, contacts,
-                                   frame_wrenches or {}, threshold)) if contacts else None,
-            out.quaternions)
+            self.model.frame_names, names, out[:16 * n].reshape(n, 4, 4), w_H_b, com,
+            com_velocity, out[o + 6:o + 12], out[o + 12:o + 12 + n], base_acc, joint_acc,
+            self.rep, fd_error, massless, lambda: jit.frame_poses(poses, base_position), frame,
+            (lambda: self._balance(frame, com, com_velocity, contacts, frame_wrenches or {},
+                                   threshold)) if contacts else None,
+            lambda: out[16 * n:o].reshape(n, 4))
+
+    def _sensor_wrenches(self, frame_wrenches):
+        """{link: (expressed frame, w (6,))} -> (targets (k, 2) [link, frame] indices,
+        wrenches (6 k,)) for :func:`.kernels.tick`; the index arrays are kept per set of links
+        and frames (the node's contacts: the same every tick)."""
+        if not frame_wrenches:
+            return NO_TARGETS, EMPTY
+        pairs = list(frame_wrenches.values())
+        key = (*frame_wrenches, *[frame for frame, _ in pairs])
+        targets = self._targets.get(key)
+        if targets is None:
+            targets = np.array([(self._frame(link), self._frame(frame))
+                                for link, (frame, _) in frame_wrenches.items()], dtype=np.int64)
+            if len(self._targets) < 64:
+                self._targets[key] = targets
+        try:
+            values = np.concatenate([w for _, w in pairs], dtype=np.float64)
+        except (TypeError, ValueError):
+            values = None
+        if values is None or values.shape != (6 * len(pairs),):
+            values = np.concatenate([_checked_wrench(link, w)      # raises, naming the link
+                                     for link, (_, w) in frame_wrenches.items()])
+        return targets, values
 
     def _names(self, mask):
         """The names of the joints of a mask (n,) in user order."""

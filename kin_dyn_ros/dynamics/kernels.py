@@ -38,8 +38,11 @@ WANT_MASS, WANT_RNEA, WANT_GRAVITY, WANT_CMM, WANT_ABA, WANT_MINV = 1, 2, 4, 8, 
 # frame_query's requests
 WANT_POSE, WANT_JACOBIAN, WANT_JDOT, WANT_RELATIVE = 1, 2, 4, 8
 
-# ``cache=True`` unless :mod:`.compiled` found no writable cache directory.
-_jit = njit(cache=os.environ.get("KIN_DYN_JIT_CACHE", "1") != "0", nogil=True)
+# ``cache=True`` unless :mod:`.compiled` found no writable cache directory; NumPy's error
+# model: a division by zero gives inf/NaN instead of raising (nothing here raises; the
+# divisions are by masses, pivots and norms checked before), without a test per division.
+_jit = njit(cache=os.environ.get("KIN_DYN_JIT_CACHE", "1") != "0", nogil=True,
+            error_model="numpy")
 
 
 # ----------------------------------------------------------------------------- layout
@@ -230,8 +233,12 @@ def _base_drift_times(rep, t, nu, out):
 def _local(basis, q, out):
     """parent_body_H_body (4, 4) of a joint with ``basis`` (4, 16) at position q."""
     s, c = np.sin(q), np.cos(q)
-    for e in range(16):
-        out.flat[e] = basis[0, e] + s * basis[1, e] + c * basis[2, e] + q * basis[3, e]
+    for i in range(3):
+        for j in range(4):
+            e = 4 * i + j
+            out[i, j] = basis[0, e] + s * basis[1, e] + c * basis[2, e] + q * basis[3, e]
+    out[3, 0] = out[3, 1] = out[3, 2] = 0.0
+    out[3, 3] = 1.0
 
 
 @_jit
@@ -377,12 +384,17 @@ def _mass_matrix(mi, composite, force, subspace, mass):
 
 
 @_jit
-def _coordinate_parent(mi, k):
-    """Expanded parent of generalized coordinate k (the base's six form a chain)."""
-    if k < 6:
-        return k - 1
-    p = mi[2 + k - 5]                            # parent body of joint k - 6
-    return 5 if p == 0 else 5 + p
+def _coordinate_parents(mi):
+    """Expanded parent (6 + n,) of each generalized coordinate, -1 for none: the base's six
+    form a chain, a joint's parent is the last base coordinate or its parent body's joint."""
+    n = mi[0]
+    lam = np.empty(6 + n, dtype=np.int64)
+    for k in range(6):
+        lam[k] = k - 1
+    for k in range(n):
+        p = mi[2 + k + 1]                        # parent body of joint k
+        lam[6 + k] = 5 if p == 0 else 5 + p
+    return lam
 
 
 @_jit
@@ -404,7 +416,7 @@ def _massless(mass, free):
 
 
 @_jit
-def _ltl(mi, mass, free):
+def _ltl(lam, mass, free):
     """Featherstone's LTL factorisation M = L^T L in place (lower triangle, tree sparsity:
     L[k, i] != 0 only for i an ancestor of k); rows of non-``free`` coordinates become the
     identity. False when a pivot is not positive (M singular)."""
@@ -412,45 +424,45 @@ def _ltl(mi, mass, free):
     for k in range(size - 1, -1, -1):
         if not free[k]:
             mass[k, k] = 1.0
-            i = _coordinate_parent(mi, k)
+            i = lam[k]
             while i >= 0:
                 mass[k, i] = 0.0
-                i = _coordinate_parent(mi, i)
+                i = lam[i]
             continue
         pivot = mass[k, k]
         if not pivot > 0.0:
             return False
         d = np.sqrt(pivot)
         mass[k, k] = d
-        i = _coordinate_parent(mi, k)
+        i = lam[k]
         while i >= 0:
             mass[k, i] /= d
-            i = _coordinate_parent(mi, i)
-        i = _coordinate_parent(mi, k)
+            i = lam[i]
+        i = lam[k]
         while i >= 0:
             j = i
             while j >= 0:
                 mass[i, j] -= mass[k, i] * mass[k, j]
-                j = _coordinate_parent(mi, j)
-            i = _coordinate_parent(mi, i)
+                j = lam[j]
+            i = lam[i]
     return True
 
 
 @_jit
-def _ltl_solve(mi, lmat, x):
+def _ltl_solve(lam, lmat, x):
     """x <- M^-1 x with lmat the factor of :func:`_ltl` (L^T y = x, then L x = y)."""
     size = x.shape[0]
     for i in range(size - 1, -1, -1):
         x[i] /= lmat[i, i]
-        j = _coordinate_parent(mi, i)
+        j = lam[i]
         while j >= 0:
             x[j] -= lmat[i, j] * x[i]
-            j = _coordinate_parent(mi, j)
+            j = lam[j]
     for i in range(size):
-        j = _coordinate_parent(mi, i)
+        j = lam[i]
         while j >= 0:
             x[i] -= lmat[i, j] * x[j]
-            j = _coordinate_parent(mi, j)
+            j = lam[j]
         x[i] /= lmat[i, i]
 
 
@@ -470,9 +482,10 @@ def _forward_dynamics(mi, mass, h_c, tau, nu_rep, rep, w_H_b, out):
             x[k] += tau[k - 6]
         if not free[k]:
             x[k] = 0.0
-    if not _ltl(mi, mass, free):
+    lam = _coordinate_parents(mi)
+    if not _ltl(lam, mass, free):
         return SINGULAR, count
-    _ltl_solve(mi, mass, x)
+    _ltl_solve(lam, mass, x)
     t = np.empty((6, 6))
     drift = np.empty(6)
     _base_transform_inverse(rep, w_H_b, t)
@@ -502,7 +515,7 @@ def _frame_pose(mf, mi, poses, frame, out):
 @_jit
 def _sensor_wrenches(mf, mi, poses, targets, wrenches, body_wrench):
     """Body wrenches in C (N, 6) of F/T readings: targets (k, 2) [link frame, expressed
-    frame], wrenches (k, 6) [force; torque] about the expressed frame's origin, its axes."""
+    frame], wrenches (6 k,) [force; torque] about the expressed frame's origin, its axes."""
     n, n_frames = mi[0], mi[1]
     frame_body = mi[int_layout(n, n_frames)[3]:]
     body_wrench[:, :] = 0.0
@@ -512,7 +525,7 @@ def _sensor_wrenches(mf, mi, poses, targets, wrenches, body_wrench):
     pf = np.empty(3)
     for c in range(targets.shape[0]):
         _frame_pose(mf, mi, poses, targets[c, 1], pose)
-        w = wrenches[c]
+        w = wrenches[6 * c:6 * c + 6]
         for i in range(3):
             f[i] = pose[i, 0] * w[0] + pose[i, 1] * w[1] + pose[i, 2] * w[2]
             tq[i] = pose[i, 0] * w[3] + pose[i, 1] * w[4] + pose[i, 2] * w[5]
@@ -580,7 +593,7 @@ def tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses):
     nu_dot (6 + n,) (base in rep, joints user order, NaN for massless joints; only when
     tau has n entries, else left alone), and the number of massless joints (1,);
     ``poses`` (N, 4, 4) gets C_H_body. ``targets``/``wrenches``: F/T readings
-    (:func:`_sensor_wrenches`). Returns OK, NOT_FINITE (an input) or SINGULAR."""
+    (:func:`_sensor_wrenches`, wrenches flat (6 k,)). Returns OK, NOT_FINITE or SINGULAR."""
     n, n_frames = mi[0], mi[1]
     if not (_finite(w_H_b) and _finite(s) and _finite(nu) and _finite(s_dot)
             and _finite(tau) and _finite(wrenches)):
@@ -667,8 +680,12 @@ def tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses):
 @_jit
 def frame_poses(mf, mi, poses, base_position, out):
     """World pose (F, 4, 4) of every frame from C_H_body (N, 4, 4) and the base position."""
-    for f in range(mi[1]):
-        _frame_pose(mf, mi, poses, f, out[f])
+    n, n_frames = mi[0], mi[1]
+    lay = float_layout(n, n_frames)
+    body_H_frame = mf[lay[3]:lay[4]].reshape((n_frames, 4, 4))
+    frame_body = mi[int_layout(n, n_frames)[3]:]
+    for f in range(n_frames):
+        _compose(poses[frame_body[f]], body_H_frame[f], out[f])
         for i in range(3):
             out[f, i, 3] += base_position[i]
 
@@ -843,12 +860,13 @@ def whole_body(mf, mi, rep, want, w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau, grav
         o += size
     if want & WANT_MINV:
         free = np.empty(size, dtype=np.bool_)
-        if _massless(matrix, free) or not _ltl(mi, matrix, free):
+        lam = _coordinate_parents(mi)
+        if _massless(matrix, free) or not _ltl(lam, matrix, free):
             return SINGULAR
         inverse = np.zeros((size, size))
         for c in range(size):
             inverse[c, c] = 1.0
-            _ltl_solve(mi, matrix, inverse[c])         # rows of a symmetric inverse
+            _ltl_solve(lam, matrix, inverse[c])        # rows of a symmetric inverse
         tmp = np.empty((size, size))
         _user_matrix(mi, size, inverse, tmp)
         _user_matrix(mi, size, tmp.T.copy(), out[o:o + size * size].reshape((size, size)))
