@@ -46,6 +46,13 @@ import numpy as np
 __all__ = ["EquilibriumWorker", "EquilibriumAnswer", "QueryWorker"]
 
 
+def worker_environment():
+    """The workers' environment: the node's, with the NumPy core (``KIN_DYN_JIT=0``). numba
+    and the loaded kernels cost ~120 MB resident per process, and a worker's answer (an LP,
+    a service's matrices) is not on the tick's path: only the node's process loads them."""
+    return dict(os.environ, KIN_DYN_JIT="0")
+
+
 class EquilibriumAnswer(NamedTuple):
     """What the node publishes of an :class:`~.dynamics.equilibrium.EquilibriumTorques`:
     ``feasible``, ``tau`` (n,) [N m or N] or None, ``message``. It crosses the socket as
@@ -271,7 +278,8 @@ class EquilibriumWorker:
             # (not another kin_dyn_ros in the node's working directory, e.g. a source tree)
             self._process = subprocess.Popen(
                 [sys.executable, "-m", __name__, str(theirs.fileno()), self._PRIORITY],
-                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=_PACKAGE_PARENT)
+                pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=_PACKAGE_PARENT,
+                env=worker_environment())
         self._conn = Connection(mine.detach())
         # one poll object for the connection's lifetime: Connection.poll() builds a selector
         # on every call (~20 us at 1 kHz on a 2-core machine, against ~2 us)

@@ -500,9 +500,10 @@ class KinDynComputations:
         ``frame_wrenches``: ``{link: (expressed_frame, w)}``, wrench w (6,) [force; torque]
         acting on ``link``'s body, expressed in ``expressed_frame``'s axes about its origin
         (what a force/torque sensor reports). ``tau`` (n,) measured joint torques; without it
-        no forward dynamics is computed. When forward dynamics is undefined (a singular mass
-        matrix: a massless subtree on a moving joint) the rest is still returned, with
-        ``forward_dynamics_error`` naming the joints. ``contacts``: ``{link: Contact}``
+        no forward dynamics is computed. A joint with a massless subtree gets a NaN
+        acceleration and its name in ``massless_joints`` (the others do not depend on it);
+        when the floating base's block is singular the rest is still returned, with
+        ``forward_dynamics_error`` saying so. ``contacts``: ``{link: Contact}``
         (:class:`.contacts.Contact` on that link) whose balance quantities the result's
         ``balance`` gives, under the wrenches of ``frame_wrenches`` on those links (a contact
         is active when its normal force exceeds ``contact_threshold`` [N]). Returns a

@@ -2,13 +2,17 @@
 
 Three statuses, named ``<node>: model``, ``<node>: inputs`` and ``<node>: tick``:
 
-- model: OK with its name, root link, joint and frame counts; ERROR while none is loaded.
+- model: OK with its name, root link, joint and frame counts and the dynamics path that
+  runs (``dynamics.compiled.jit_status``: the compiled kernels and their cache, or the NumPy
+  core and why); ERROR while none is loaded.
 - inputs: ages [s] of the latest joint_states, odometry and each contact wrench (receive
   time on the node's clock), the model joints never received, and how old the odometry and
   each wrench were against the JointState the last tick combined them with (its stamp minus
   theirs [s], as ~/forward_dynamics carries them); WARN when joint_states are
   older than joint_state_timeout, a joint is missing, odometry is missing, or a wrench is
-  stale (older than wrench_timeout at the last tick) or missing.
+  stale (older than wrench_timeout at the last tick) or missing. Its "forward dynamics"
+  says whether the last tick computed it, and names the joints whose accelerations are NaN
+  (no inertia moves with them: a massless subtree, :mod:`.tick`).
 - tick: ticks in the last second, their mean/max duration [ms] (compute + publish, wall
   clock) and the mean/max CPU time [ms] of the thread that ran them in that time: a tick
   much longer than its CPU time waited for the CPU (other processes, the machine).
@@ -18,6 +22,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+
+from ..dynamics.compiled import jit_status
 
 __all__ = ["TickStats", "InputsReport", "build_diagnostics"]
 
@@ -72,7 +78,8 @@ class InputsReport:
     use_odometry: bool = True
     odometry_age: float = None
     wrenches: list = field(default_factory=list)    # [(contact, age or None, stale)]
-    forward_dynamics: str = ""                       # why it is skipped, if it is
+    forward_dynamics: str = ""                       # why it is skipped, if it is (or
+                                                     # its massless joints, :mod:`.tick`)
     tick_odometry_age: float = None                  # at the last tick (None: no odometry)
     tick_wrench_ages: dict = field(default_factory=dict)    # {contact: s} at the last tick
 
@@ -93,7 +100,7 @@ def _model_status(name, model):
     return _status(f"{name}: model", WARN if notes else OK,
                    "; ".join([f"{robot} loaded", *notes]),
                    [("robot", robot), ("root_link", root), ("joints", joints),
-                    ("frames", frames)])
+                    ("frames", frames), ("dynamics path", jit_status().describe())])
 
 
 def _inputs_status(name, inputs):

@@ -40,9 +40,10 @@ Choices where the requirements are open:
   /tf; with ``use_odometry: false`` it is published at ``fixed_base_pose``.
 - Odometry must be in ``world_frame`` (or have an empty frame_id).
 - Forward dynamics runs only when the latest JointState of every (non-mimic) joint carried
-  an effort; otherwise it is skipped with a throttled note (and in /diagnostics). Where it
-  is undefined (a massless subtree on a moving joint makes the mass matrix singular) it is
-  skipped with a throttled warning naming the joints, and every other output goes on.
+  an effort; otherwise it is skipped with a throttled note (and in /diagnostics). The
+  joints with no inertia moving with them (a massless subtree) get NaN accelerations,
+  named on /diagnostics; the others are exact. Where the floating base's block is singular
+  it is skipped with a throttled warning, and every other output goes on.
 """
 
 import gc

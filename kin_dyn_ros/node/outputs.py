@@ -396,7 +396,8 @@ class TickMessages:
         """ForwardDynamics of a tick (``result.base_acceleration`` must not be None) at
         ``stamp`` that combined ``inputs`` (:class:`.inputs.TickInputs`: its wrenches are the
         active contacts; the odometry's and the wrenches' ages); serialised bytes when
-        possible, from a template per set of active contacts and base source."""
+        possible, from a template per set of active contacts and base source. The joints
+        with no inertia moving with them (``result.massless_joints``) keep their NaN."""
         names, from_odometry = tuple(inputs.wrenches), inputs.odometry_age is not None
         template = self._fd_templates.get((names, from_odometry),
                                           lambda: self._fd_template(names, from_odometry))

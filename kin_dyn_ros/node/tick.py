@@ -6,6 +6,12 @@ JointState's stamp (:meth:`.inputs.SensorInputs.for_tick`) it builds the floatin
 (base pose and velocity from odometry, in the node's velocity representation), the measured
 torques when every joint sent its effort, and calls ``kd.compute_tick`` once. Notes (no
 odometry yet, joints never received, efforts missing, stale wrenches) are logged throttled.
+
+Joints with no inertia moving with them (a massless subtree, e.g. finger links without
+``<inertial>``) have no forward dynamics: the core gives NaN for their accelerations (the
+others' are exact and do not depend on them), ~/forward_dynamics carries the NaN, the tick's
+note names them (/diagnostics) and they are logged once (again after a model or settings
+change: a new :class:`TickComputer`).
 """
 
 from dataclasses import dataclass
@@ -17,9 +23,15 @@ from ..dynamics import Representations, TickResult
 from ..dynamics.base_state import base_state_from_odometry, change_base_representation
 from .inputs import TickInputs
 
-__all__ = ["MeasuredState", "Tick", "TickComputer"]
+__all__ = ["MeasuredState", "Tick", "TickComputer", "massless_note"]
 
 BODY = Representations.BODY_FIXED_REPRESENTATION
+
+
+def massless_note(names):
+    """The note of a tick whose forward dynamics has NaN for the joints ``names``."""
+    return (f"computed; NaN for the joints with no inertia moving with them (massless "
+            f"subtree): {', '.join(names)}")
 
 
 @dataclass(frozen=True)
@@ -38,7 +50,8 @@ class MeasuredState:
 class Tick:
     """A computed tick: its JointState ``stamp``, the ``inputs`` it combined, its ``state``,
     whether the base pose came from odometry (or use_odometry is off: ``have_base``), the
-    core's ``result`` and why forward dynamics is missing (``fd_note``, "" if computed)."""
+    core's ``result`` and why forward dynamics is missing (``fd_note``, "" if computed for
+    every joint; :func:`massless_note` if computed but for the massless joints)."""
 
     stamp: Time
     inputs: TickInputs
@@ -61,6 +74,7 @@ class TickComputer:
         self._root_base = (None, None)     # (odometry, its base velocity): once per message
         self._fixed_base = settings.base_pose
         self._complete = False             # every joint received at least once
+        self._massless = ((), "")          # (massless joints of the last tick, their note)
 
     def compute(self, sensors, forward_dynamics=True):
         """The :class:`Tick` of the merged joint states of ``sensors``
@@ -80,8 +94,20 @@ class TickComputer:
         if result.forward_dynamics_error:   # the other outputs are still published
             fd_note = f"skipped: {result.forward_dynamics_error}"
             self._log.warning("forward dynamics", f"forward dynamics {fd_note}")
+        elif result.massless_joints:
+            fd_note = self._massless_note(result.massless_joints)
         state = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
         return Tick(sensors.joint_state_stamp, inputs, state, have_base, result, fd_note)
+
+    def _massless_note(self, names):
+        """:func:`massless_note` of ``names``, logged once (made again only when they change)."""
+        if names != self._massless[0]:
+            self._massless = names, massless_note(names)
+            self._log.info("massless joints", f"forward dynamics: no inertia moves with "
+                           f"joint(s) {', '.join(names)} (massless subtree): their "
+                           f"accelerations are published as NaN; the others' are exact and "
+                           f"do not depend on them")
+        return self._massless[1]
 
     def _base_state(self, odom, s, s_dot):
         """(w_H_b (4, 4), base velocity (6,) in the node's representation, from odometry?)."""

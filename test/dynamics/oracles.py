@@ -396,6 +396,7 @@ class PinocchioOracle:
 
     Pinocchio orders its joints its own way and uses (cos, sin) for continuous joints:
     both are mapped by joint name.  Mimic tags are ignored (independent coordinates).
+    :meth:`locked` gives the oracle of the same robot with some joints locked.
     """
 
     name = "pinocchio"
@@ -407,11 +408,28 @@ class PinocchioOracle:
         urdf_root = urdf_structure(text)[0]
         if root_link not in (None, urdf_root):
             raise ValueError("the Pinocchio oracle only supports the URDF root as base")
-        self.model = pin.buildModelFromXML(text, pin.JointModelFreeFlyer())
+        self.gravity = np.asarray(gravity, dtype=float)
+        self._root = urdf_root
+        self._setup(pin.buildModelFromXML(text, pin.JointModelFreeFlyer()), joints)
+
+    def locked(self, joints, w_H_b, s):
+        """This oracle on Pinocchio's reduced model (``pin.buildReducedModel``) with
+        ``joints`` locked at the configuration (w_H_b, s) of this oracle's joints: its
+        coordinates are the other joints, in this oracle's order."""
+        q = self._q(w_H_b, s)
+        out = object.__new__(type(self))
+        out.gravity, out._root = self.gravity, self._root
+        out._setup(pin.buildReducedModel(self.model, [self.model.getJointId(j) for j in joints],
+                                         q),
+                   [j for j in self.joints if j not in set(joints)])
+        return out
+
+    def _setup(self, model, joints):
+        """Take ``model`` (a free-flyer root) with ``joints``, every movable joint of it."""
+        self.model = model
         self.data = self.model.createData()
         self.joints = list(joints)
         self.n = len(self.joints)
-        self.gravity = np.asarray(gravity, dtype=float)
         nv = self.model.nv
         if nv != 6 + self.n:
             raise ValueError(f"the Pinocchio oracle needs every movable joint: nv={nv}, n={self.n}")
@@ -426,7 +444,7 @@ class PinocchioOracle:
             assert jm.nv == 1, name
             self.P[jm.idx_v, 6 + k] = 1.0
             self._q_slices.append((jm.idx_q, jm.nq))
-        root_fid = self._fid(urdf_root)
+        root_fid = self._fid(self._root)
         assert self.model.frames[root_fid].parentJoint == 1
         assert np.allclose(self.model.frames[root_fid].placement.homogeneous, np.eye(4), atol=0)
 

@@ -29,7 +29,7 @@ EXTRA = {  # generated trees beyond the shared cases: (random_tree_urdf kwargs)
 @pytest.fixture(scope="module")
 def pairs(model_cases):
     """{name: (case, compiled kd, NumPy kd)}, built once."""
-    from conftest import random_tree_urdf
+    from random_tree import random_tree_urdf
     cases = dict(model_cases)
     for name, kwargs in EXTRA.items():
         cases[name] = make_case(name, random_tree_urdf(**kwargs))

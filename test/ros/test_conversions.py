@@ -29,6 +29,7 @@ from kin_dyn_ros.node.inputs import TickInputs  # noqa: E402
 from kin_dyn_ros.node.diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
 from kin_dyn_ros.dynamics.balance import Balance, CentreOfPressure, Divergence  # noqa: E402
+from kin_dyn_ros.dynamics.compiled import jit_status  # noqa: E402
 from kin_dyn_ros.dynamics.contacts import GroundSupport  # noqa: E402
 from kin_dyn_ros.dynamics.quaternions import rotations_to_quaternions  # noqa: E402
 from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
@@ -36,6 +37,7 @@ from kin_dyn_ros.node.markers import ANGULAR_SCALE, FORCE_SCALE, LINEAR_SCALE, M
 from kin_dyn_ros.node.outputs import SerializedTemplate, TickMessages  # noqa: E402
 from kin_dyn_ros_interfaces.msg import ForwardDynamics, StabilityMargin  # noqa: E402
 from kin_dyn_ros.node.settings import Settings, make_settings, updated_settings  # noqa: E402
+from kin_dyn_ros.node.tick import massless_note  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ros_helpers import MIMIC_URDF, xyz  # noqa: E402
@@ -421,6 +423,40 @@ def test_small_outputs_match_the_core(icub, monkeypatch, fast):
         np.testing.assert_array_equal(fd.joint_accelerations, r.joint_accelerations)
 
 
+@pytest.mark.parametrize('fast', [True, False], ids=['bytes', 'message'])
+def test_forward_dynamics_of_massless_joints_is_nan(monkeypatch, fast):
+    """A joint with no inertia moving with it has no forward dynamics: its acceleration goes
+    out as NaN (bytes from the template, or the message object), the others as the core's;
+    the tick's note on /diagnostics names it."""
+    from random_tree import random_tree_urdf    # test/support
+    if not fast:
+        monkeypatch.setattr(SerializedTemplate, '_locate',
+                            lambda *a: (b'\x00\x01\x00\x00', [np.zeros(0, np.intp)] * 3,
+                                        False))
+    kd = KinDynComputations(random_tree_urdf(8, seed=4, massless_leaf=True))
+    n, rng = kd.NDoF, np.random.default_rng(8)
+    r = kd.compute_tick(random_pose(rng), rng.normal(size=n), rng.normal(size=6),
+                        rng.normal(size=n), rng.normal(size=n))
+    assert r.massless_joints == ('joint_007',) and r.forward_dynamics_error == ''
+    out = TickMessages(kd, make_settings()).forward_dynamics_msg(r, Time(sec=2), TickInputs(0))
+    assert isinstance(out, bytes) == fast
+    fd = deserialize_message(out if fast else serialize_message(out), ForwardDynamics)
+    acc = np.asarray(fd.joint_accelerations)
+    nan = [fd.joint_names[k] for k in np.flatnonzero(np.isnan(acc))]
+    assert nan == ['joint_007']
+    np.testing.assert_array_equal(acc, r.joint_accelerations)    # NaN where NaN
+    a = fd.base_acceleration
+    np.testing.assert_array_equal([a.linear.x, a.linear.y, a.linear.z,
+                                   a.angular.x, a.angular.y, a.angular.z], r.base_acceleration)
+    assert np.isfinite(r.base_acceleration).all()
+    note = massless_note(r.massless_joints)
+    ins = build_diagnostics('kd', Time(), None, InputsReport(forward_dynamics=note),
+                            (0, 0, 0, 0, 0, 0)).status[1]
+    value = {kv.key: kv.value for kv in ins.values}['forward dynamics']
+    assert value.startswith('computed; NaN for the joints with no inertia moving with them')
+    assert value.endswith(': joint_007')
+
+
 def test_templates_survive_stale_padding(icub):
     """CDR padding is left uninitialised by the serialiser and may hold an earlier template's
     sentinels: each of many templates built in a row must still locate its fields (with a
@@ -448,6 +484,12 @@ def test_tick_stats_and_diagnostics():
     model, ins, tick = msg.status
     assert model.level == model.OK and model.name == 'kd: model'
     assert {kv.key: kv.value for kv in model.values}['joints'] == '32'
+    # which dynamics path runs: one line, the compiled kernels' cache or why the NumPy core
+    path = {kv.key: kv.value for kv in model.values}['dynamics path']
+    assert path == jit_status().describe() and '\n' not in path
+    assert path.startswith('compiled kernels (numba; cache: ' if jit_status().compiled
+                           else 'NumPy core (')
+    assert {kv.key: kv.value for kv in ins.values}['forward dynamics'] == 'computed'
     assert ins.level == ins.WARN
     for part in ('1 joints never received', 'no odometry', 'wrench r_sole stale',
                  'wrench hand missing'):

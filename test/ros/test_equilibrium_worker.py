@@ -32,8 +32,10 @@ ANSWER_S = 60.0     # the first answer includes the worker's start (imports, URD
 
 @pytest.fixture(scope='module')
 def standing(icub_urdf):
-    """(kd, w_H_b, s): iCub at a slightly bent posture, feet on the ground plane."""
-    kd = KinDynComputations(icub_urdf)
+    """(kd, w_H_b, s): iCub at a slightly bent posture, feet on the ground plane. ``kd`` runs
+    the NumPy core, as the workers do (worker_environment): their answers equal its calls
+    to the last bit (the compiled path agrees to 1e-12, test/dynamics/test_kernels.py)."""
+    kd = KinDynComputations(icub_urdf, compiled=False)
     s = np.zeros(kd.NDoF)
     s[kd.joints_name_list.index('torso_pitch')] = 0.2
     w_H_b = np.eye(4)
@@ -227,6 +229,18 @@ def test_the_worker_runs_at_a_lower_priority(worker, icub_urdf, standing):
     assert os.sched_getscheduler(worker._process.pid) == os.SCHED_IDLE
 
 
+def test_the_worker_runs_the_numpy_core_without_numba(worker, icub_urdf, standing):
+    """Only the node's process loads numba and the kernels (~120 MB resident each)."""
+    _, w_H_b, s = standing
+    worker.set_model(icub_urdf)
+    assert worker.submit(0, w_H_b, s, FEET)
+    wait_answer(worker)
+    with open(f"/proc/{worker._process.pid}/environ", "rb") as f:
+        assert b"KIN_DYN_JIT=0" in f.read().split(b"\0")
+    with open(f"/proc/{worker._process.pid}/maps", encoding="ascii", errors="replace") as f:
+        assert "llvmlite" not in f.read()
+
+
 def test_errors_come_back_as_values(worker, icub_urdf, standing):
     _, w_H_b, s = standing
     worker.set_model(icub_urdf)
@@ -244,7 +258,7 @@ def test_an_answer_for_a_replaced_model_is_dropped(worker, icub_urdf, standing):
     assert wait_answer(worker) is None and not worker.busy   # both dropped
     assert worker.submit('new', w_H_b, s, FEET)
     key, res = wait_answer(worker)
-    moon = KinDynComputations(icub_urdf, gravity=np.array([0.0, 0.0, -1.62]))
+    moon = KinDynComputations(icub_urdf, gravity=np.array([0.0, 0.0, -1.62]), compiled=False)
     assert key == 'new'
     np.testing.assert_array_equal(res.tau, equilibrium_torques(moon, w_H_b, s, FEET).tau)
 
@@ -412,7 +426,7 @@ def test_a_dead_or_other_model_worker_leaves_the_query_to_the_calling_thread(
     queries._restart_s = 0.0
     assert_same_answer(queries.call(kd, 'mass_matrix', kd.rep, w_H_b, s), want)
     assert queries.running
-    other = KinDynComputations(icub_urdf)
+    other = KinDynComputations(icub_urdf, compiled=False)
     pid, key = queries._process.pid, queries._key
     assert_same_answer(queries.call(other, 'mass_matrix', other.rep, w_H_b, s), want)
     assert queries._key == key and queries._process.pid == pid      # not sent

@@ -33,6 +33,7 @@ from std_msgs.msg import String  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
 from kin_dyn_ros.dynamics.base_state import change_base_representation  # noqa: E402
+from kin_dyn_ros.dynamics.compiled import jit_status  # noqa: E402
 from kin_dyn_ros.node.conversions import matrix_to_pose  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
 from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
@@ -294,7 +295,9 @@ def test_diagnostics_report_model_inputs_and_tick_time(system, ref):
     status = next_diagnostics(system.rig)
     assert set(status) == {'kin_dyn_node: model', 'kin_dyn_node: inputs', 'kin_dyn_node: tick'}
     model = {kv.key: kv.value for kv in status['kin_dyn_node: model'].values}
-    assert model == {'robot': 'iCub', 'root_link': 'root_link', 'joints': '32', 'frames': '213'}
+    assert model == {'robot': 'iCub', 'root_link': 'root_link', 'joints': '32', 'frames': '213',
+                     'dynamics path': jit_status().describe()}
+    assert model['dynamics path'].startswith(('compiled kernels (numba; cache: ', 'NumPy core ('))
     inputs = {kv.key: kv.value for kv in status['kin_dyn_node: inputs'].values}
     assert inputs['missing joints'] == '' and inputs['forward dynamics'] == 'computed'
     for key in ('joint_states age [s]', 'odometry age [s]', 'wrench l_sole age [s]',

@@ -9,8 +9,9 @@ mimic joints (their positions and velocities must be ignored, their efforts used
 name that is not in the model. Every output is checked against the dynamics core at the
 state the inputs define (the core itself is checked against Pinocchio and iDynTree on random
 trees with massless roots and fixed frames in test/dynamics; for it mimic joints are
-independent coordinates). A second robot moves a massless leaf: forward dynamics is undefined
-there, and every other output must go on.
+independent coordinates). A second robot moves a massless leaf: that joint has no forward
+dynamics, so ~/forward_dynamics carries NaN for it (named on /diagnostics) and the core's
+accelerations for the others, and every other output goes on.
 """
 
 import pathlib
@@ -21,6 +22,8 @@ import numpy as np
 import pytest
 
 from kin_dyn_ros.dynamics import KinDynComputations
+from kin_dyn_ros.dynamics.compiled import jit_status
+from kin_dyn_ros.node.tick import massless_note
 from random_tree import random_tree_urdf  # test/support
 from kin_dyn_ros.dynamics.spatial import so3_exp
 
@@ -149,10 +152,10 @@ def test_every_output_matches_the_core(system, ref, frames):
 
 @pytest.fixture
 def leaf_system():
-    """A node on a robot whose last joint moves a massless leaf: its mass matrix is singular,
-    forward dynamics undefined. In a domain of its own (the module's node also runs), unless
-    ROS_DOMAIN_ID is explicit: then a name of its own keeps its /diagnostics and the module
-    node's apart."""
+    """A node on a robot whose last joint moves a massless leaf: no inertia moves with that
+    joint, its acceleration is undefined. In a domain of its own (the module's node also
+    runs), unless ROS_DOMAIN_ID is explicit: then a name of its own keeps its /diagnostics and
+    the module node's apart."""
     contexts = loopback_context(200, 215)
     params = {'use_odometry': False, 'diagnostics_period': 0.2}
     try:
@@ -164,28 +167,37 @@ def leaf_system():
         contexts.close()
 
 
-def test_undefined_forward_dynamics_leaves_every_other_output(leaf_system):
+def test_a_massless_joint_gets_nan_and_every_other_output_goes_on(leaf_system):
     ref = KinDynComputations(LEAF_URDF)
     rng = np.random.default_rng(6)
     n, names = ref.NDoF, ref.joints_name_list
     s, s_dot, tau = rng.uniform(-0.5, 0.5, n), rng.normal(size=n), rng.normal(size=n)
     rig, stamp = leaf_system.rig, now_stamp(leaf_system.rig)
     rig.joint_states.publish(joint_state_msg(names, s, s_dot, tau, stamp))
-    out = rig.wait_outputs(stamp, ('tf', 'com', 'momentum', 'gravity'))
+    out = rig.wait_outputs(stamp, ('tf', 'com', 'momentum', 'gravity', 'forward_dynamics'))
     result = ref.compute_tick(np.eye(4), s, np.zeros(6), s_dot, tau)   # fixed_base_pose
-    assert result.base_acceleration is None and 'joint_007' in result.forward_dynamics_error
+    assert result.forward_dynamics_error == '' and result.massless_joints == ('joint_007',)
     got = tf_matrices(out['tf'])
     for (_, parent, child), h in zip(ref.joint_frames, result.joint_transforms):
         np.testing.assert_allclose(got[parent, child], h, atol=1e-12)
     np.testing.assert_allclose(xyz(out['com'].point), result.com, **TOL)
     np.testing.assert_allclose(out['gravity'].effort, result.gravity_torques, **TOL)
+    fd = out['forward_dynamics']
+    assert list(fd.joint_names) == names and not fd.base_from_odometry
+    acc = np.asarray(fd.joint_accelerations)
+    assert [names[k] for k in np.flatnonzero(np.isnan(acc))] == ['joint_007']
+    np.testing.assert_allclose(acc, result.joint_accelerations, **FD_TOL)   # NaN where NaN
+    np.testing.assert_allclose(
+        np.concatenate([xyz(fd.base_acceleration.linear), xyz(fd.base_acceleration.angular)]),
+        result.base_acceleration, **FD_TOL)
+    assert np.isfinite(result.base_acceleration).all()
 
     def fd_note():
         diagnostics = rig.received['diagnostics']
         inputs = diagnostics and [x for x in diagnostics[-1].status if x.name.endswith('inputs')]
         return inputs and {kv.key: kv.value for kv in inputs[0].values}['forward dynamics']
-    assert rig.spin_until(lambda: fd_note() == f'skipped: {result.forward_dynamics_error}')
-    assert rig.find('forward_dynamics', stamp) is None
+    assert rig.spin_until(lambda: fd_note() == massless_note(('joint_007',)))
+    assert 'joint_007' in fd_note()
 
 
 def test_diagnostics_name_the_generated_model(system, ref):
@@ -195,4 +207,5 @@ def test_diagnostics_name_the_generated_model(system, ref):
     status = {s.name: s for s in rig.received['diagnostics'][-1].status}
     model = {kv.key: kv.value for kv in status['kin_dyn_node: model'].values}
     assert model == {'robot': ref.model.name, 'root_link': ref.model.root_link,
-                     'joints': str(ref.NDoF), 'frames': str(len(ref.frame_names))}
+                     'joints': str(ref.NDoF), 'frames': str(len(ref.frame_names)),
+                     'dynamics path': jit_status().describe()}
