@@ -119,6 +119,7 @@ def main():
     from bench_node import loopback_env
     loopback_env()
     import rclpy
+    import rclpy.executors
     from geometry_msgs.msg import PointStamped
     from kin_dyn_ros_interfaces.msg import ForwardDynamics
     from models import model_path
@@ -146,7 +147,9 @@ def main():
         pub.publish(msg)
 
     node.create_timer(0.01, tick)
-    spinner = threading.Thread(target=rclpy.spin, args=(node,), daemon=True)
+    executor = rclpy.executors.SingleThreadedExecutor()
+    executor.add_node(node)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
     spinner.start()
 
     rows = []
@@ -169,6 +172,9 @@ def main():
     for label, marks, rss, workers in rows:
         print(f'{label:30s}' + ''.join(f'{marks.get(e, float("nan")):26.2f}' for e in events)
               + f'{rss:13.0f}{workers:12.0f}')
+    executor.shutdown()
+    spinner.join(5.0)
+    node.destroy_node()
     rclpy.try_shutdown()
 
 

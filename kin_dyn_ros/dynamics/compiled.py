@@ -20,6 +20,9 @@ NumPy methods otherwise: the rest of the core and the node call the same methods
 """
 
 import os
+import pathlib
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -33,6 +36,9 @@ __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMass
            "NO_WRENCHES"]
 
 _FALSE = ("0", "false", "no", "off")
+COMPILE_BESIDE_S = 300.0    # at most this long for the other process's compilation
+# where this package was imported from: the compiling process runs the same code
+_PACKAGE_PARENT = str(pathlib.Path(__file__).resolve().parents[2])
 _LOCK = threading.RLock()
 _STATE = {}
 
@@ -257,16 +263,63 @@ def _packed_ints(kernels, model):
     return mi
 
 
+# The kernels in two groups of about the same compile time (~15 s each here, cold): with an
+# empty cache the second group compiles in another process, on another core, meanwhile.
+_FIRST, _SECOND = ("tick", "frame_poses"), ("whole_body", "frame_query")
+
+
+def _warm(compiled, names):
+    """Call the kernels ``names`` once each with the argument types of every later call."""
+    h, z, z6 = np.eye(4), np.zeros(compiled.n), np.zeros(6)
+    if "tick" in names:
+        compiled.tick(2, h, z, z6, z, z, NO_TARGETS, _EMPTY)
+    if "frame_poses" in names:
+        compiled.frame_poses(np.zeros((compiled.n + 1, 4, 4)), np.zeros(3))
+    if "whole_body" in names:
+        compiled.whole(2, "mass", h, z)
+    if "frame_query" in names:
+        compiled.frame(2, "pose", 0, h, z)
+
+
+def _cached(kernel):
+    """Whether numba's cache holds ``kernel`` compiled from this source (numba's internals:
+    False when they cannot tell)."""
+    try:
+        return bool(kernel._cache._cache_file._load_index())
+    except Exception:               # no cache (in memory), NUMBA_DISABLE_JIT, numba changed
+        return False
+
+
+def _compile_beside(names):
+    """A process compiling the kernels ``names`` into the cache (None: not worth one)."""
+    kernels = jit_path()
+    if jit_status().cache_dir is None or all(_cached(getattr(kernels, k)) for k in names):
+        return None
+    try:
+        return subprocess.Popen([sys.executable, "-m", __package__, "--only", *names],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, cwd=_PACKAGE_PARENT)
+    except OSError:
+        return None
+
+
 def warm_up(compiled):
     """Compile (or load from the cache) every kernel, with the signatures the calls use, on
     ``compiled``'s model, once per process; returns the seconds it took (kept in
-    :func:`jit_status` the first time)."""
+    :func:`jit_status` the first time). With an empty cache, half of them compile in
+    another process meanwhile (:func:`_compile_beside`) and load from the cache here."""
     t0 = time.perf_counter()
-    h, z, z6 = np.eye(4), np.zeros(compiled.n), np.zeros(6)
-    _, _, _, poses = compiled.tick(2, h, z, z6, z, z, NO_TARGETS, _EMPTY)
-    compiled.frame_poses(poses, np.zeros(3))
-    compiled.whole(2, "mass", h, z)
-    compiled.frame(2, "pose", 0, h, z)
+    beside = _compile_beside(_SECOND)
+    try:
+        _warm(compiled, _FIRST)
+    finally:
+        if beside is not None:
+            try:
+                beside.wait(COMPILE_BESIDE_S)
+            except subprocess.TimeoutExpired:
+                beside.kill()
+                beside.wait()
+    _warm(compiled, _SECOND)
     for kernel in compiled.k.KERNELS:         # another argument type now: TypeError, no
         if hasattr(kernel, "disable_compile"):    # compilation in the middle of a tick
             kernel.disable_compile()               # (not under NUMBA_DISABLE_JIT)
@@ -279,11 +332,21 @@ def warm_up(compiled):
 
 def ensure_compiled(compiled):
     """:func:`warm_up` on the first model of this process (the kernels do not depend on the
-    model's size: later models find them compiled)."""
+    model's size: later models find them compiled); True when the kernels run. When they
+    fail to compile (e.g. a numba too old for them), the process runs the NumPy core from
+    then on, the reason in :func:`jit_status`, and this returns False."""
     with _LOCK:
+        if _STATE["path"][0] is None:
+            return False
         if not _STATE.get("warm"):
-            warm_up(compiled)
+            try:
+                warm_up(compiled)
+            except Exception as exc:        # numba's errors: typing, lowering, LLVM
+                reason = f"the kernels failed to compile: {type(exc).__name__}: {exc}"
+                _STATE["path"] = None, JitStatus(False, reason.splitlines()[0][:300])
+                return False
             _STATE["warm"] = True
+        return True
 
 
 def inputs(*items):
@@ -330,9 +393,18 @@ def prepare():
     return time.perf_counter() - t0
 
 
-def main():
+def main(argv=None):
     """``python -m kin_dyn_ros.dynamics``: compile (or load) the kernels now and print which
     path runs and how long it took (set-up scripts run it once so that the first node start
-    does not compile)."""
+    does not compile). ``--only NAME...``: those kernels only, silently (what
+    :func:`warm_up` runs beside itself)."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--only"]:
+        kernels = jit_path()
+        if kernels is not None:
+            from .computations import KinDynComputations
+            _warm(CompiledModel(kernels, KinDynComputations(
+                _WARM_UP_URDF, compiled=False).model, np.zeros(3)), argv[1:])
+        return
     seconds = prepare()
     print(f"kin_dyn_ros dynamics: {jit_status().describe()}; ready in {seconds:.1f} s")

@@ -158,8 +158,10 @@ class KinDynComputations:
             raise RuntimeError(f"compiled kernels unavailable: {jit_status().reason}")
         self._jit = None if kernels is None else CompiledModel(kernels, self.model,
                                                                self.gravity)
-        if self._jit is not None:
-            ensure_compiled(self._jit)
+        if self._jit is not None and not ensure_compiled(self._jit):
+            if compiled:
+                raise RuntimeError(f"compiled kernels unavailable: {jit_status().reason}")
+            self._jit = None
 
     # -- model information --------------------------------------------------------------
     @property

@@ -1,0 +1,130 @@
+"""Which path runs (compiled kernels or the NumPy core) and where numba's cache goes
+(kin_dyn_ros.dynamics.compiled). The path is chosen once per process: each case runs in a
+fresh interpreter with its own environment."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+# Prints what the process runs and computes a mass matrix both ways on a small tree.
+PROBE = """
+import json, sys
+sys.path.insert(0, {repo!r})
+{setup}
+import numpy as np
+from kin_dyn_ros.dynamics import KinDynComputations
+from kin_dyn_ros.dynamics.compiled import jit_status, _WARM_UP_URDF
+kd = KinDynComputations(_WARM_UP_URDF)
+ref = KinDynComputations(_WARM_UP_URDF, compiled=False)
+s = np.array([0.3])
+try:
+    KinDynComputations(_WARM_UP_URDF, compiled=True)
+    forced = ""
+except RuntimeError as exc:
+    forced = str(exc)
+status = jit_status()
+print(json.dumps(dict(compiled=kd.compiled, reason=status.reason, cache=status.cache_dir,
+                      describe=status.describe(), forced=forced,
+                      same=bool(np.abs(kd.mass_matrix(np.eye(4), s)
+                                       - ref.mass_matrix(np.eye(4), s)).max() < 1e-12))))
+"""
+
+
+def probe(env=None, setup=""):
+    """The PROBE's report in a fresh interpreter with ``env`` added to this one's."""
+    out = subprocess.run([sys.executable, "-c", PROBE.format(repo=str(REPO), setup=setup)],
+                         env={**os.environ, **(env or {})}, capture_output=True, text=True,
+                         timeout=300, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_kin_dyn_jit_0_runs_the_numpy_core():
+    got = probe({"KIN_DYN_JIT": "0"})
+    assert not got["compiled"] and got["reason"] == "KIN_DYN_JIT=0" and got["same"]
+    assert got["describe"] == "NumPy core (KIN_DYN_JIT=0)"
+    assert got["forced"] == "compiled kernels unavailable: KIN_DYN_JIT=0"
+
+
+def test_numba_refusing_to_import_runs_the_numpy_core():
+    got = probe({"KIN_DYN_JIT": "1"}, setup="sys.modules['numba'] = None  # import fails")
+    assert not got["compiled"] and got["same"]
+    assert got["reason"].startswith("numba unavailable: ModuleNotFoundError")
+
+
+def test_kernels_that_fail_to_compile_leave_the_numpy_core():
+    setup = ("import kin_dyn_ros.dynamics.compiled as c\n"
+             "def broken(compiled): raise RuntimeError('no LLVM here')\n"
+             "c.warm_up = broken")
+    got = probe({"KIN_DYN_JIT": "1"}, setup=setup)
+    assert not got["compiled"] and got["same"]
+    assert got["reason"] == "the kernels failed to compile: RuntimeError: no LLVM here"
+
+
+@pytest.mark.skipif(os.environ.get("KIN_DYN_JIT", "1") == "0", reason="KIN_DYN_JIT=0 pass")
+def test_the_compiled_path_runs_by_default_with_numba_s_cache():
+    got = probe({"KIN_DYN_JIT": "1"})
+    assert got["compiled"] and got["reason"] == "" and got["same"] and got["forced"] == ""
+    assert got["describe"] == f"compiled kernels (numba; cache: {got['cache']})"
+
+
+def _cache_dir(monkeypatch, **env):
+    from kin_dyn_ros.dynamics.compiled import _cache_dir
+    for name in ("NUMBA_CACHE_DIR", "ROS_HOME", "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, str(value))
+    return _cache_dir()
+
+
+def test_the_cache_directory_numba_cache_dir_wins(monkeypatch, tmp_path):
+    given = tmp_path / "given"
+    assert _cache_dir(monkeypatch, NUMBA_CACHE_DIR=given, ROS_HOME=tmp_path / "ros",
+                      HOME=tmp_path) == str(given)
+    assert given.is_dir()
+
+
+def test_the_cache_directory_under_ros_home_then_the_user_cache(monkeypatch, tmp_path):
+    assert _cache_dir(monkeypatch, ROS_HOME=tmp_path / "ros", HOME=tmp_path) == \
+        str(tmp_path / "ros" / "kin_dyn_ros" / "numba")
+    assert _cache_dir(monkeypatch, XDG_CACHE_HOME=tmp_path / "xdg", HOME=tmp_path) == \
+        str(tmp_path / "xdg" / "kin_dyn_ros" / "numba")
+    assert _cache_dir(monkeypatch, HOME=tmp_path) == \
+        str(tmp_path / ".cache" / "kin_dyn_ros" / "numba")
+
+
+def test_an_unwritable_place_is_passed_over(monkeypatch, tmp_path):
+    blocked = tmp_path / "a_file"                 # a directory cannot be made under a file
+    blocked.write_text("")
+    assert _cache_dir(monkeypatch, ROS_HOME=blocked, HOME=tmp_path) == \
+        str(tmp_path / ".cache" / "kin_dyn_ros" / "numba")
+    assert _cache_dir(monkeypatch, NUMBA_CACHE_DIR=blocked / "x", HOME=blocked) is None
+    assert _cache_dir(monkeypatch, ROS_HOME=blocked, HOME=blocked) is None
+
+
+@pytest.mark.skipif(os.environ.get("KIN_DYN_JIT", "1") == "0", reason="KIN_DYN_JIT=0 pass")
+def test_no_writable_cache_compiles_in_memory_and_runs(tmp_path):
+    """A read-only install and home: the kernels compile in memory (~30 s here) and run."""
+    blocked = tmp_path / "a_file"
+    blocked.write_text("")
+    got = probe({"KIN_DYN_JIT": "1", "HOME": str(blocked), "ROS_HOME": str(blocked),
+                 "XDG_CACHE_HOME": str(blocked), "NUMBA_CACHE_DIR": ""})
+    assert got["compiled"] and got["cache"] is None and got["same"]
+    assert got["describe"] == ("compiled kernels (numba; cache: in memory: no writable cache "
+                               "directory)")
+
+
+@pytest.mark.skipif(os.environ.get("KIN_DYN_JIT", "1") == "0", reason="KIN_DYN_JIT=0 pass")
+def test_only_compiles_the_named_kernels_into_the_cache(tmp_path):
+    """What warm_up runs beside itself with an empty cache (``--only``): those kernels, into
+    the cache, and the others not (frame_poses: the one that compiles in ~2 s)."""
+    subprocess.run([sys.executable, "-m", "kin_dyn_ros.dynamics", "--only", "frame_poses"],
+                   env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "KIN_DYN_JIT": "1"},
+                   cwd=REPO, timeout=300, check=True)
+    assert list(tmp_path.rglob("kernels.frame_poses-*.nbi"))
+    assert not list(tmp_path.rglob("kernels.tick-*.nbi"))
