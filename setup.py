@@ -22,7 +22,7 @@ setup(
     # The Python dependencies of package.xml's exec_depends, under their PyPI names (rclpy,
     # the message packages and launch come from ROS); test/ros/test_package_manifest.py
     # checks that the two lists agree.
-    install_requires=["setuptools", "numpy", "scipy", "PyYAML", "urdfdom-py"],
+    install_requires=["setuptools", "numpy", "scipy", "numba", "PyYAML", "urdfdom-py"],
     # The demo (python -m kin_dyn_ros.demo), a development tool: pip install .[demo]
     extras_require={"demo": ["matplotlib", "mcap-ros2-support", "icub-models"]},
     zip_safe=True,

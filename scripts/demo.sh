@@ -4,8 +4,9 @@
 #                        [--output DIR] [--no-plots]
 # Sets up what the demo needs first (scripts/setup_env.sh without the test references:
 # idempotent, a few seconds once done; --distro or KIN_DYN_DISTRO picks the ROS 2
-# distribution, Jazzy by default), then runs `python -m kin_dyn_ros.demo` with the other
-# arguments (--help lists them).
+# distribution, Jazzy by default; its last step compiles the dynamics kernels into numba's
+# cache, ~30 s the first time, so that neither the demo nor the node compiles them), then
+# runs `python -m kin_dyn_ros.demo` with the other arguments (--help lists them).
 # iCub squats and sways on both feet while kin_dyn_node computes its dynamics; the run is
 # recorded to demo_output/kin_dyn_demo.mcap (Foxglove, PlotJuggler) and plotted to
 # demo_output/*.png (relative to the current folder; --output DIR to change).

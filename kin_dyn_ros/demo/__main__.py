@@ -22,7 +22,9 @@ The torques and wrenches are exactly those of the motion (inverse dynamics with 
 in contact), so the node's forward dynamics must give back the motion's accelerations:
 the summary reports the largest difference over the ticks that the node computed from
 that tick's own odometry and wrenches (checked from its ~/com and ~/markers), and how many
-ticks it computed with another tick's inputs.
+ticks it computed with another tick's inputs. Joints with no inertia moving with them
+(e.g. finger links without mass) have no forward dynamics: the node publishes NaN for them,
+and the summary names them and compares the others.
 """
 
 EPILOG = """\
@@ -150,8 +152,15 @@ def _report(summary):
         f"  forward dynamics  max |node - motion| = {summary.fd_error_max:.2e} over the "
         f"{summary.ticks_in_sync} ticks computed from their own inputs "
         f"(all ticks: {summary.fd_error_all_ticks_max:.2e})",
-        "  files:",
     ]
+    undefined = summary.fd_undefined_joints
+    if undefined:
+        from .analysis import NO_INERTIA   # noqa: PLC0415 (--help works without NumPy)
+        lines[-1] += ", base and the joints that have it"
+        count = f"{len(undefined)} joint{'s' if len(undefined) > 1 else ''}"
+        lines.append(f"                    none for {count}, NaN from the node ({NO_INERTIA}): "
+                     f"{', '.join(undefined)}")
+    lines.append("  files:")
     lines += [f"    {name:17s} {path}" for name, path in summary.files.items()]
     lines += [f"  warning: {w}" for w in summary.warnings]
     print("\n".join(lines), flush=True)

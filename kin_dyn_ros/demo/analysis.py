@@ -21,6 +21,11 @@ margins of the CoM, ZMP and capture point to the latest support polygon (compute
 the node does, so that the margins read at every tick and not only at equilibrium_rate).
 The motion's own ZMP (:func:`motion_zmp`: its contact wrenches summed, on the ground plane
 z = 0 where the soles stand) is what the node's ~/zmp must be on the ticks in sync.
+
+Joints with no inertia moving with them (a massless subtree, e.g. finger links without
+inertia) have no forward dynamics: the node publishes NaN for them. They are left out of
+the comparison (:meth:`.plots.Series.fd_undefined`), and :func:`forward_dynamics_figures`
+names them.
 """
 
 import numpy as np
@@ -32,10 +37,12 @@ from .motion import base_acceleration_in, wrench_in_frame
 from .plots import Series
 
 __all__ = ["align", "stamp_ns", "centre_of_pressure", "motion_zmp", "polygon_margins",
-           "COM_TOLERANCE", "FORCE_TOLERANCE"]
+           "forward_dynamics_figures", "COM_TOLERANCE", "FORCE_TOLERANCE", "NO_INERTIA"]
 
 COM_TOLERANCE = 1e-9      # [m]: the CoM of the same odometry sample
 FORCE_TOLERANCE = 1e-6    # [N]: same wrench sample
+# why a joint has no forward dynamics (the node's NaN)
+NO_INERTIA = "no inertia moves with them: massless subtree"
 
 
 def stamp_ns(stamp):
@@ -207,6 +214,41 @@ def align(motion, samples, rate, stamp_tick, outputs, marker_messages=(), urdf=N
         equilibrium_torques=_joint_rows(equilibrium, eq_stamps, names),
         eq_gravity_torques=_joint_rows(gravity, eq_stamps, names),
         period=motion.period, **balance)
+
+
+def forward_dynamics_figures(series):
+    """(figures, warnings) of the node's forward dynamics against the motion in ``series``
+    (:class:`.plots.Series`): ``ticks_in_sync`` (ticks with forward dynamics computed from
+    their own inputs), ``fd_error_max`` (max |node - motion| over those ticks, base and the
+    joints that have forward dynamics), ``fd_error_joints_max`` (the same, joints only),
+    ``fd_error_all_ticks_max`` (over every tick with forward dynamics), NaN where there is
+    nothing to compare, and ``fd_undefined_joints`` (the joints without forward dynamics,
+    left out: :data:`NO_INERTIA`); a warning when ticks were computed with another tick's
+    inputs."""
+    err = series.fd_error()
+    sync = series.in_sync & np.isfinite(err)
+    synced = err[sync]
+    undefined = series.fd_undefined()
+    joint_err = np.abs(series.fd_joint_acc[:, ~undefined]
+                       - series.motion_joint_acc[:, ~undefined])[sync]
+    warnings = []
+    stale = int((~series.in_sync).sum())
+    if stale:
+        worst = err[~series.in_sync]
+        worst = float(np.nanmax(worst)) if np.isfinite(worst).any() else float("nan")
+        warnings.append(
+            f"{stale} of {len(series.t)} answered ticks were computed with another tick's "
+            f"odometry or wrench (the node matches inputs by stamp; one whose message was "
+            f"dropped is replaced by the newest older one): max forward-dynamics error over "
+            f"those ticks {worst:.2e}")
+    figures = dict(
+        ticks_in_sync=int(sync.sum()),
+        fd_error_max=float(synced.max()) if len(synced) else float("nan"),
+        fd_error_joints_max=float(joint_err.max()) if joint_err.size else float("nan"),
+        fd_error_all_ticks_max=(float(np.nanmax(err)) if np.isfinite(err).any()
+                                else float("nan")),
+        fd_undefined_joints=[series.joint_names[k] for k in np.flatnonzero(undefined)])
+    return figures, warnings
 
 
 def _fresh_inputs(fd, stamps):

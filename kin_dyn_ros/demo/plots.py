@@ -54,7 +54,9 @@ class Series:
     - ``motion_com`` (k, 3): the CoM of the motion (computed by the demo itself).
     - ``fd_joint_acc`` and ``motion_joint_acc`` (k, n), ``fd_base_acc`` and
       ``motion_base_acc`` (k, 6): forward dynamics of the node and the motion's own
-      accelerations (NaN where the node published no forward dynamics).
+      accelerations (NaN where the node published no forward dynamics, and for the joints
+      with no inertia moving with them, which the node publishes as NaN:
+      :meth:`fd_undefined`).
     - ``feet``: {frame: (m, 2) outline polygon in the world xy plane [m]};
       ``cop``: {frame: (k, 2) centre of pressure in the world xy plane [m]}.
     - ``latency_ms`` (j,): publish-to-output latencies [ms].
@@ -124,10 +126,20 @@ class Series:
         if self.eq_gravity_torques is None:
             self.eq_gravity_torques = np.zeros((len(self.eq_t), n))
 
+    def fd_undefined(self):
+        """(n,) bool: the joints without forward dynamics, NaN in the node's
+        ~/forward_dynamics of a tick that has it (its base acceleration): no inertia moves
+        with them (a massless subtree, e.g. finger links without inertia)."""
+        answered = np.isfinite(self.fd_base_acc).all(axis=1)
+        return np.isnan(self.fd_joint_acc[answered]).any(axis=0)
+
     def fd_error(self):
-        """(k,) max |FD - motion| over joints and base per tick (NaN without FD); see
-        ``in_sync`` for the ticks where they can agree."""
-        err = np.abs(np.concatenate([self.fd_joint_acc - self.motion_joint_acc,
+        """(k,) max |FD - motion| per tick over the base and the joints that have forward
+        dynamics (:meth:`fd_undefined` left out), NaN without FD; see ``in_sync`` for the
+        ticks where they can agree."""
+        defined = ~self.fd_undefined()
+        err = np.abs(np.concatenate([self.fd_joint_acc[:, defined]
+                                     - self.motion_joint_acc[:, defined],
                                      self.fd_base_acc - self.motion_base_acc], axis=1))
         out = np.full(len(self.t), np.nan)
         ok = np.isfinite(err).all(axis=1)
@@ -352,13 +364,17 @@ def plot_gravity_torques(series, path):
 
 def _busiest_joints(series, count=4):
     """The ``count`` joints whose accelerations vary most, one of each set of joints that
-    move alike (a squat moves hip and ankle pitch the same)."""
+    move alike (a squat moves hip and ankle pitch the same), among those with forward
+    dynamics (:meth:`Series.fd_undefined`)."""
     acc = series.motion_joint_acc
     spread = np.nanstd(acc, axis=0)
+    undefined = series.fd_undefined()
     chosen = []
     for i in np.argsort(-spread):
         if len(chosen) == count:
             break
+        if undefined[i]:
+            continue
         if all(np.nanmax(np.abs(acc[:, i] - acc[:, j])) > 1e-6 * max(spread[j], 1e-12)
                for j in chosen):
             chosen.append(int(i))
@@ -384,7 +400,10 @@ def plot_forward_dynamics(series, path):
     axes[0].legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     axes[0].grid(alpha=0.3)
     floor = 1e-16
-    err = {"joints [rad/s²]": np.abs(series.fd_joint_acc - series.motion_joint_acc),
+    defined = ~series.fd_undefined()
+    joints = "joints [rad/s²]" if defined.all() else \
+        f"the {defined.sum()} joints with forward dynamics [rad/s²]"
+    err = {joints: np.abs(series.fd_joint_acc[:, defined] - series.motion_joint_acc[:, defined]),
            "base [m/s², rad/s²]": np.abs(series.fd_base_acc - series.motion_base_acc)}
     for (label, e), color in zip(err.items(), ("tab:red", "tab:blue")):
         worst = np.full(len(series.t), np.nan)
@@ -403,6 +422,11 @@ def plot_forward_dynamics(series, path):
     axes[1].legend(fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     axes[1].grid(alpha=0.3, which="both")
     _suptitle(fig, "Forward dynamics from measured torques and contact wrenches", series)
+    if not defined.all():
+        fig.text(0.5, 0.0, f"{(~defined).sum()} joints have no forward dynamics (NaN from "
+                 f"the node): no inertia moves with them (massless subtree).", ha="center",
+                 va="bottom", fontsize=9, color="0.25")
+        fig.get_layout_engine().set(rect=(0, 0.025, 1, 0.975))
     return _finish(fig, path)
 
 

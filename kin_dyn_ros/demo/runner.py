@@ -39,6 +39,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -60,7 +61,7 @@ from ..node.conversions import float_array, matrix_to_pose
 from ..node.markers import FORCE_SCALE
 from ..process_time import cpu_seconds
 from ..node.spinning import spin_until
-from .analysis import align
+from .analysis import align, forward_dynamics_figures
 from .feet import contacts_yaml
 from .motion import Motion, body_twist, wrench_in_frame
 from .plots import plot_all
@@ -72,7 +73,10 @@ __all__ = ["Options", "Summary", "run", "default_model", "prepare_robot", "Usage
 
 NODE_NAME = "kin_dyn_node"
 DEFAULT_MODEL = "iCubGazeboV2_5"
-READY_TIMEOUT_S = 30.0
+READY_TIMEOUT_S = 120.0  # the node's start: a few seconds, ~30 s more when it compiles the
+                         # dynamics kernels (a first start on an empty numba cache; the
+                         # set-up compiles them beforehand), more on a busy machine
+WAIT_NOTE_S = (5.0, 15.0)  # waiting for the node: a line after 5 s, then every 15 s
 DRAIN_S = 0.5          # time left to the node to answer the last ticks
 PRIME_S = 0.03         # between the first odometry/wrenches and the first joint state (< the
                        # node's wrench_timeout, 0.1 s)
@@ -123,6 +127,8 @@ class Summary:
     fd_error_max: float            # max |node FD - motion| over those (joints and base)
     fd_error_joints_max: float     # the same, joints only [rad/s^2]
     fd_error_all_ticks_max: float  # over every answered tick
+    fd_undefined_joints: list      # joints without forward dynamics (the node's NaN: no
+                                   # inertia moves with them), left out of the errors
     cpu_percent: dict              # CPU use of the demo and of the node while ticking
     message_counts: dict
     files: dict
@@ -150,7 +156,19 @@ def prepare_robot(options):
     with a one-line message."""
     default = options.model is None
     path = default_model() if default else options.model
-    return load_robot(path, options.feet, default=default)
+    # The model's KinDynComputations compiles the dynamics kernels on a first run with an
+    # empty numba cache (scripts/setup_env.sh compiles them beforehand): a line if it is long.
+    from ..dynamics.compiled import jit_status
+    note = threading.Timer(WAIT_NOTE_S[0], _log, ("loading the model: compiling the dynamics "
+                                                  "kernels (a first run, ~30 s; numba caches "
+                                                  "them for the next runs)",))
+    note.daemon = True
+    if jit_status().compiled:
+        note.start()
+    try:
+        return load_robot(path, options.feet, default=default)
+    finally:
+        note.cancel()
 
 
 def _uses_icub_config(options):
@@ -557,6 +575,26 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+class _Waiting:
+    """While the demo waits for the node to be ready: after WAIT_NOTE_S[0] a line saying so
+    with the node's last log line (e.g. that it compiles the dynamics kernels, ~30 s on a first
+    start with an empty numba cache), then one every WAIT_NOTE_S[1]."""
+
+    def __init__(self, log_path):
+        self.log_path = log_path
+        self.start = time.monotonic()
+        self.next = self.start + WAIT_NOTE_S[0]
+
+    def update(self):
+        now = time.monotonic()
+        if now < self.next:
+            return
+        self.next = now + WAIT_NOTE_S[1]
+        last = _tail(self.log_path, 1).strip()
+        _log(f"waiting for the node to be ready ({now - self.start:.0f} s of at most "
+             f"{READY_TIMEOUT_S:.0f} s)" + (f"; its log: {last}" if last else ""))
+
+
 # ------------------------------------------------------------------------------ the run
 def _log(message):
     print(f"[demo] {message}", flush=True)
@@ -712,8 +750,14 @@ def _run_ros(options, out, motion, table, urdf, process, log_path, warnings, mod
                                    + _tail(log_path))
             return True
 
+        waiting = _Waiting(log_path)
+
+        def on_tick():
+            demo.discover()
+            waiting.update()
+
         ready = spin_until(executor, lambda: alive() and demo.tf_static and demo.matched(),
-                           READY_TIMEOUT_S, on_tick=demo.discover, step_s=0.01)
+                           READY_TIMEOUT_S, on_tick=on_tick, step_s=0.01)
         if not ready:
             raise RuntimeError(f"the node was not ready after {READY_TIMEOUT_S:.0f} s "
                                f"(/tf_static received: {demo.tf_static}, topics: "
@@ -760,18 +804,8 @@ def _finish(options, out, motion, table, ros, robot, warnings):
                    demo.decoded_raw(f"/{NODE_NAME}/markers"),
                    urdf=demo.description.data, latencies=demo.latencies, title=model_name,
                    force_scale=FORCE_SCALE, soles=robot.soles or None)
-    err = series.fd_error()
-    sync = series.in_sync & np.isfinite(err)
-    synced = err[sync]
-    joint_err = np.abs(series.fd_joint_acc - series.motion_joint_acc)[sync]
-    stale = int((~series.in_sync).sum())
-    if stale:
-        warnings.append(
-            f"{stale} of {len(series.t)} answered ticks were computed with another tick's "
-            f"odometry or wrench (the node matches inputs by stamp; one whose message was "
-            f"dropped is replaced by the newest older one): max forward-dynamics error over "
-            f"those ticks "
-            f"{np.nanmax(err[~series.in_sync]):.2e}")
+    fd_figures, fd_warnings = forward_dynamics_figures(series)
+    warnings += fd_warnings
     files = {"mcap": str(out / "kin_dyn_demo.mcap"), "node_log": str(out / "node.log")}
     if options.plots:
         figures = plot_all(series, out)
@@ -790,11 +824,7 @@ def _finish(options, out, motion, table, ros, robot, warnings):
         ticks_published=demo.sent, ticks_dropped=demo.late_ticks,
         ticks_answered=demo.answered,
         ticks_per_second=demo.sent / wall, answers_per_second=demo.answered / wall,
-        latency_ms=_quantiles(np.array(demo.latencies)),
-        ticks_in_sync=int(sync.sum()),
-        fd_error_max=float(synced.max()) if len(synced) else float("nan"),
-        fd_error_joints_max=float(joint_err.max()) if joint_err.size else float("nan"),
-        fd_error_all_ticks_max=float(np.nanmax(err)) if np.isfinite(err).any() else float("nan"),
+        latency_ms=_quantiles(np.array(demo.latencies)), **fd_figures,
         cpu_percent={k: round(v, 1) for k, v in ros["cpu"].items()},
         message_counts=dict(sorted(recorder.counts.items())), files=files,
         feet=list(motion.contacts) if motion.mode == "biped" else None,

@@ -1,4 +1,5 @@
-"""Unit tests of the demo's recorder (MCAP, ros2msg schemas) and plots, without ROS."""
+"""Unit tests of the demo's recorder (MCAP, ros2msg schemas), analysis, plots and summary,
+without running ROS."""
 
 import struct
 from types import SimpleNamespace
@@ -10,9 +11,12 @@ from mcap_ros2.decoder import DecoderFactory
 from mcap_ros2._dynamic import serialize_dynamic
 
 from kin_dyn_ros.dynamics.contacts import convex_hull
-from kin_dyn_ros.demo.analysis import _balance, motion_zmp, polygon_margins
+from kin_dyn_ros.demo.__main__ import _report
+from kin_dyn_ros.demo.analysis import (_balance, forward_dynamics_figures, motion_zmp,
+                                       polygon_margins)
 from kin_dyn_ros.demo.plots import (Series, _busiest_joints, _with_gaps, joint_groups,
-                                    joint_label, plot_all, plot_balance)
+                                    joint_label, plot_all, plot_balance, plot_forward_dynamics)
+from kin_dyn_ros.demo.runner import Summary
 from kin_dyn_ros.demo.recorder import SEPARATOR, McapRecorder, message_definition
 
 
@@ -138,8 +142,46 @@ def test_plot_all_writes_png_images(tmp_path, equilibrium):
 def test_fd_error_per_tick():
     s = _series()
     np.testing.assert_allclose(s.fd_error(), 1e-13, rtol=1e-3)
-    s.fd_joint_acc[5, :] = np.nan
-    assert np.isnan(s.fd_error()[5])
+    s.fd_joint_acc[5, :] = s.fd_base_acc[5, :] = np.nan     # no ~/forward_dynamics
+    assert np.isnan(s.fd_error()[5]) and not s.fd_undefined().any()
+
+
+def test_joints_without_forward_dynamics_are_left_out_and_named(tmp_path, capsys):
+    """A joint with no inertia moving with it (a massless subtree): the node publishes NaN
+    for it on every tick. The comparison leaves it out, the summary names it and says why,
+    and gives the max error over the others (before, a NaN joint made every tick's error
+    NaN: "max |node - motion| = nan over the 0 ticks")."""
+    s = _series()
+    s.fd_joint_acc[:, 2] = np.nan                        # r_shoulder_roll: massless hand
+    s.fd_joint_acc[7] = s.fd_base_acc[7] = np.nan        # a tick without ~/forward_dynamics
+    s.fd_joint_acc[3, 1] += 0.5                          # the largest error, on a tick in sync
+    s.fd_base_acc[160, 0] += 2.0                         # larger, but not in sync (t >= 1.5)
+    assert s.fd_undefined().tolist() == [False, False, True, False]
+    err = s.fd_error()
+    assert np.isnan(err[7]) and np.isfinite(np.delete(err, 7)).all()
+    assert err[3] == pytest.approx(0.5) and err[160] == pytest.approx(2.0)
+    figures, warnings = forward_dynamics_figures(s)
+    assert figures == {'ticks_in_sync': int(s.in_sync.sum()) - 1,
+                       'fd_error_max': pytest.approx(0.5),
+                       'fd_error_joints_max': pytest.approx(0.5),
+                       'fd_error_all_ticks_max': pytest.approx(2.0),
+                       'fd_undefined_joints': ['r_shoulder_roll']}
+    assert len(warnings) == 1 and 'max forward-dynamics error over those ticks 2.00e+00' \
+        in warnings[0]
+    summary = Summary(
+        model='test', mode='biped', duration_s=2.0, rate_hz=100.0, ticks_published=200,
+        ticks_dropped=0, ticks_answered=199, ticks_per_second=100.0, answers_per_second=99.5,
+        latency_ms={'p50': 1.0, 'p95': 2.0, 'p99': 3.0, 'max': 4.0}, **figures,
+        cpu_percent={'demo': 10.0, 'node': 20.0}, message_counts={}, files={},
+        feet=['l_sole', 'r_sole'], feet_source='--feet', warnings=warnings)
+    _report(summary)
+    out = capsys.readouterr().out
+    assert (f"forward dynamics  max |node - motion| = 5.00e-01 over the "
+            f"{figures['ticks_in_sync']} ticks computed from their own inputs (all ticks: "
+            f"2.00e+00), base and the joints that have it") in out
+    assert ("none for 1 joint, NaN from the node (no inertia moves with them: massless "
+            "subtree): r_shoulder_roll") in out
+    assert plot_forward_dynamics(s, tmp_path / 'fd.png').read_bytes()[:4] == b"\x89PNG"
 
 
 def test_joint_groups_per_limb():

@@ -23,15 +23,15 @@ import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 # Python modules whose rosdep key is not their name
-ROSDEP_KEYS = {'numpy': 'python3-numpy', 'scipy': 'python3-scipy', 'yaml': 'python3-yaml',
-               'urdf_parser_py': 'urdfdom_py'}
+ROSDEP_KEYS = {'numpy': 'python3-numpy', 'scipy': 'python3-scipy', 'numba': 'python3-numba',
+               'yaml': 'python3-yaml', 'urdf_parser_py': 'urdfdom_py'}
 NODE_SOURCES = sorted(p for p in (REPO / 'kin_dyn_ros').rglob('*.py') if 'demo' not in p.parts)
 LAUNCH_SOURCES = sorted((REPO / 'launch').glob('*.py'))
 DEMO_SOURCES = sorted((REPO / 'kin_dyn_ros' / 'demo').rglob('*.py'))
 # PyPI name of each exec_depend that is a Python package: the python3-* rosdep keys and the
 # ROS packages that are also published on PyPI. Any other python3-* key fails the test.
-PYPI_NAMES = {'python3-numpy': 'numpy', 'python3-scipy': 'scipy', 'python3-yaml': 'PyYAML',
-              'urdfdom_py': 'urdfdom-py'}
+PYPI_NAMES = {'python3-numpy': 'numpy', 'python3-scipy': 'scipy', 'python3-numba': 'numba',
+              'python3-yaml': 'PyYAML', 'urdfdom_py': 'urdfdom-py'}
 # PyPI name of each module the demo imports that is neither the node's nor ROS's
 DEMO_PYPI_NAMES = {'matplotlib': 'matplotlib', 'mcap_ros2': 'mcap-ros2-support',
                    'icub_models': 'icub-models'}
