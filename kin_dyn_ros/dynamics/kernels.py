@@ -183,37 +183,22 @@ def _finite(a):
 # ----------------------------------------------------------------------------- representations
 
 @_jit
-def _base_transform(rep, w_H_b, t):
-    """T (6, 6) with nu_C = T nu_rep (:func:`.representations.base_transform`)."""
+def _base_transform(rep, w_H_b, t, inverse=False):
+    """T (6, 6) with nu_C = T nu_rep (:func:`.representations.base_transform`), or its
+    inverse (in closed form: R^T for BODY_FIXED, +p^ for INERTIAL_FIXED)."""
     t[:, :] = 0.0
     for i in range(6):
         t[i, i] = 1.0
     if rep == BODY:
         for i in range(3):
             for j in range(3):
-                t[i, j] = t[3 + i, 3 + j] = w_H_b[i, j]
+                t[i, j] = t[3 + i, 3 + j] = w_H_b[j, i] if inverse else w_H_b[i, j]
     elif rep == INERTIAL:
+        sign = 1.0 if inverse else -1.0
         p = w_H_b[:3, 3]
-        t[0, 4], t[0, 5] = p[2], -p[1]        # -p^
-        t[1, 3], t[1, 5] = -p[2], p[0]
-        t[2, 3], t[2, 4] = p[1], -p[0]
-
-
-@_jit
-def _base_transform_inverse(rep, w_H_b, t):
-    """T^-1 (6, 6), nu_rep = T^-1 nu_C."""
-    t[:, :] = 0.0
-    for i in range(6):
-        t[i, i] = 1.0
-    if rep == BODY:
-        for i in range(3):
-            for j in range(3):
-                t[i, j] = t[3 + i, 3 + j] = w_H_b[j, i]
-    elif rep == INERTIAL:
-        p = w_H_b[:3, 3]
-        t[0, 4], t[0, 5] = -p[2], p[1]        # p^
-        t[1, 3], t[1, 5] = p[2], -p[0]
-        t[2, 3], t[2, 4] = -p[1], p[0]
+        t[0, 4], t[0, 5] = sign * p[2], -sign * p[1]        # sign p^
+        t[1, 3], t[1, 5] = -sign * p[2], sign * p[0]
+        t[2, 3], t[2, 4] = sign * p[1], -sign * p[0]
 
 
 @_jit
@@ -488,7 +473,7 @@ def _forward_dynamics(mi, mass, h_c, tau, nu_rep, rep, w_H_b, out):
     _ltl_solve(lam, mass, x)
     t = np.empty((6, 6))
     drift = np.empty(6)
-    _base_transform_inverse(rep, w_H_b, t)
+    _base_transform(rep, w_H_b, t, True)
     _base_drift_times(rep, t, nu_rep, drift)
     for i in range(6):
         acc = 0.0

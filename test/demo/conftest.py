@@ -7,13 +7,13 @@ Python module, so the files are found through its installed distribution; with t
 that use them are skipped, with the reason, when the package is not installed.
 """
 
-import importlib.metadata
 import pathlib
 import sys
 
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "ros"))
+from example_robots import example_robot_data_file  # noqa: E402 (test/support)
 from ros_environment import require_ros_environment  # noqa: E402
 
 require_ros_environment("demo")
@@ -22,26 +22,6 @@ TALOS = "talos_data/robots/talos_reduced.urdf"
 G1 = "g1_description/urdf/g1_29dof_rev_1_0.urdf"
 _MISSING = ("example-robot-data is not installed (pip install example-robot-data==6.0.0: "
             "the Talos and G1 URDFs)")
-
-
-def example_robot_data_file(relative):
-    """Path of ``robots/<relative>`` in the installed example-robot-data, or None."""
-    try:
-        import example_robot_data   # the loaders (example-robot-data-loaders), when present
-        path = pathlib.Path(example_robot_data.getModelPath(relative)) / relative
-        if path.is_file():
-            return path
-    except Exception:   # not installed, or loaders without the models
-        pass
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for file in dist.files or ():
-        if str(file).endswith("robots/" + relative):
-            path = pathlib.Path(dist.locate_file(file))
-            return path if path.is_file() else None
-    return None
 
 
 def _model(relative):

@@ -23,12 +23,12 @@ The massless joints are also found here from the URDF text (subtrees without mas
 from the core. Run on both paths: ``KIN_DYN_JIT=0`` for the NumPy core.
 """
 
-import importlib.metadata
 import pathlib
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from example_robots import example_robot_data_file
 
 from oracles import (
     GRAVITY,
@@ -122,19 +122,6 @@ def middle_subtree(urdf):
         if any(n != name and n in movable for n in children[parent]):
             return name, subtree_links(urdf, child)
     raise AssertionError("no massless subtree candidate in this tree")
-
-
-def example_robot_data_file(relative):
-    """Path of ``robots/<relative>`` in the installed example-robot-data, or None."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for file in dist.files or ():
-        if str(file).endswith("robots/" + relative):
-            path = pathlib.Path(dist.locate_file(file))
-            return path if path.is_file() else None
-    return None
 
 
 def _case(name):
