@@ -194,9 +194,9 @@ def _base_transform(rep, w_H_b, t, inverse=False):
             for j in range(3):
                 t[i, j] = t[3 + i, 3 + j] = w_H_b[j, i] if inverse else w_H_b[i, j]
     elif rep == INERTIAL:
-        sign = 1.0 if inverse else -1.0
+        sign = -1.0 if inverse else 1.0
         p = w_H_b[:3, 3]
-        t[0, 4], t[0, 5] = sign * p[2], -sign * p[1]        # sign p^
+        t[0, 4], t[0, 5] = sign * p[2], -sign * p[1]        # -sign p^
         t[1, 3], t[1, 5] = -sign * p[2], sign * p[0]
         t[2, 3], t[2, 4] = sign * p[1], -sign * p[0]
 
