@@ -15,8 +15,8 @@ is ``F = A f``: each a single matrix product, O(N^2) flops but few NumPy calls.
 - Coriolis matrix: the Christoffel-consistent factorisation of Echeandia and Wensing (2021),
   ``C = sum_i J_i^T (I_i Jdot_i + B_i J_i)``, so ``Mdot = C + C^T``.
 - Forward dynamics: ``M nu_dot = tau - h`` solved on the CRBA mass matrix (on the joints
-  that carry inertia: a massless subtree's joints get NaN, :func:`solve_forward_dynamics`), which from
-  Python is faster than the O(n) ABA recursion for humanoid sizes: by Cholesky (LAPACK
+  that carry inertia: a massless subtree's joints get NaN, :func:`solve_forward_dynamics`),
+  which from Python is faster than the O(n) ABA recursion for humanoid sizes: by Cholesky (LAPACK
   ``dposv``, M being symmetric positive definite) when SciPy is installed, else with
   ``np.linalg.solve`` (LU; the core needs only NumPy). The same numbers, but LU costs twice
   as much warm (38 x 38: ~14 against ~7 us) and about four times as much right after an

@@ -32,8 +32,8 @@ import numpy as np
 from .checks import checked_arrays
 
 __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMassMatrix",
-           "warm_up", "ensure_compiled", "prepare", "inputs", "raise_not_finite", "EMPTY", "NO_TARGETS", "NO_FRAMES",
-           "NO_WRENCHES"]
+           "warm_up", "ensure_compiled", "prepare", "inputs", "EMPTY", "NO_TARGETS",
+           "NO_FRAMES", "NO_WRENCHES"]
 
 _FALSE = ("0", "false", "no", "off")
 COMPILE_BESIDE_S = 300.0    # at most this long for the other process's compilation
@@ -352,7 +352,7 @@ def ensure_compiled(compiled):
 def inputs(*items):
     """Arrays of ``(name, value, shape)`` items as the kernels take them (float64,
     C-contiguous, writable: one compiled signature); ValueError naming the first wrong shape.
-    Finiteness is checked by the kernels (:func:`raise_not_finite` then names the value)."""
+    Finiteness is checked by the kernels (``CompiledModel._call`` then names the value)."""
     out = []
     for name, value, shape in items:
         if type(value) is not np.ndarray or value.dtype != _F64 or not _usable(value.flags):
@@ -365,13 +365,6 @@ def inputs(*items):
 
 def _usable(flags):
     return flags.c_contiguous and flags.writeable
-
-
-def raise_not_finite(*items):
-    """Raise the ValueError naming the first of ``(name, value, shape)`` that has a NaN or
-    an inf (a kernel returned NOT_FINITE)."""
-    checked_arrays(*items)
-    raise ValueError("an input contains NaN or inf")
 
 
 _WARM_UP_URDF = (
