@@ -1,12 +1,15 @@
 """The soak runner (bench/soak.py, issue 17) in its CI variant: the real node as a separate
-process under load at 250 Hz for 30 s, every fault once (--quick-schedule: worker kill,
+process under load at 200 Hz for 30 s, every fault once (--quick-schedule: worker kill,
 publisher restart, model reload and back, broken description, stamp jump, 1 s of bad input,
 parameter changes and back, SIGSTOP, service clients at 200 Hz each), every criterion of
 the runner asserted but the memory slope (too short to mean anything).
 
-250 Hz, not 1 kHz: the CI machine has 2 cores, shared by the node, the publisher, the
+200 Hz, not 1 kHz: the CI machine has 2 cores, shared by the node, the publisher, the
 receiver and the service clients (and whatever else runs): at 1 kHz the outputs outside the
-fault windows stay above 99 % only while the machine keeps up. The 20 MB robot_description of
+fault windows stay above 99 % only while the machine keeps up. At 250 Hz, in the slow spell
+of 2026-11-27, the node took ~2.1 ms of CPU per JointState in this schedule (a fault every
+2 s) and the outputs on time were 98.6-99.6 % (the NumPy core 97.9 %): too close to the
+99 % to hold in a slow spell; 200 Hz leaves the margin. The 20 MB robot_description of
 the bad-input burst is the runner's default, a well-formed URDF of ~900,000 links (the node
 rejects it unparsed: over MAX_DESCRIPTION_CHARS; parsing it took the executor ~2 minutes).
 
@@ -22,7 +25,7 @@ import sys
 from ros_helpers import use_loopback_domain
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-DURATION_S, RATE_HZ = 30, 250
+DURATION_S, RATE_HZ = 30, 200
 TIMEOUT_S = 150        # the run is ~45 s; a stuck node must not hang the suite
 
 
