@@ -34,7 +34,7 @@ from .spatial import motion_cross_matrix, skew
 
 __all__ = ["mass_matrix", "body_velocities", "inverse_dynamics", "gravity_forces",
            "momentum_matrix", "coriolis_matrix",
-           "solve_mass_matrix", "massless_columns", "solve_forward_dynamics"]
+           "solve_mass_matrix", "massless_columns", "solve_forward_dynamics", "SINGULAR_BASE"]
 
 
 def _dots(a, b):
@@ -170,11 +170,14 @@ def solve_forward_dynamics(mass, rhs):
     return out, massless
 
 
+SINGULAR_BASE = ("the mass matrix is singular (degenerate inertia of the floating base's "
+                 "subtree); forward dynamics is undefined")
+
+
 def _checked_solve(mass, rhs):
     x = _solve_spd(mass, rhs)
     if x is None:
-        raise ValueError("the mass matrix is singular (degenerate inertia of the floating "
-                         "base's subtree); forward dynamics is undefined")
+        raise ValueError(SINGULAR_BASE)
     return x
 
 

@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from .algorithms import SINGULAR_BASE
 from .checks import checked_arrays
 
 __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMassMatrix",
@@ -215,8 +216,7 @@ class CompiledModel:
         if status == self.k.NOT_FINITE:
             raise ValueError("an external wrench contains NaN or inf")
         if status == self.k.SINGULAR:
-            raise SingularMassMatrix("the mass matrix is singular (degenerate inertia of the "
-                                     "floating base's subtree); forward dynamics is undefined")
+            raise SingularMassMatrix(SINGULAR_BASE)
         if what == "com":
             return out
         return out[3:].reshape(-1, size) if what in ("mass", "minv", "cmm") else out[3:]

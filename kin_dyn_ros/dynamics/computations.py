@@ -29,8 +29,8 @@ import numpy as np
 from . import algorithms as alg
 from .balance import balance
 from .checks import checked_array, checked_arrays
-from .compiled import (EMPTY, NO_FRAMES, NO_TARGETS, NO_WRENCHES, CompiledModel, SingularMassMatrix,
-                       ensure_compiled, jit_path, jit_status)
+from .compiled import (EMPTY, NO_FRAMES, NO_TARGETS, NO_WRENCHES, CompiledModel,
+                       SingularMassMatrix, ensure_compiled, jit_path, jit_status)
 from .kinematics import (chain_poses, chain_product, forward_pass, joint_quaternions,
                          path_columns, transform_wrench)
 from .model import MimicJoints, build_model
@@ -572,8 +572,7 @@ class KinDynComputations:
         base_acc = joint_acc = None
         fd_error, massless = "", ()
         if status == jit.k.SINGULAR:
-            fd_error = ("the mass matrix is singular (degenerate inertia of the floating "
-                        "base's subtree); forward dynamics is undefined")
+            fd_error = alg.SINGULAR_BASE
         elif tau is not None:
             base_acc, joint_acc = out[o + 12 + n:o + 18 + n], out[o + 18 + n:o + 18 + 2 * n]
             if out[-1]:
