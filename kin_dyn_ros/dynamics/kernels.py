@@ -296,6 +296,23 @@ def _forces(composite, subspace, force):
 
 
 @_jit
+def _forward_pass(mf, mi, w_H_b, q, poses, local):
+    """One kinematics pass at internal positions q (n,): fills C_H_body ``poses`` (N, 4, 4)
+    and parent_body_H_body ``local`` (n, 4, 4); returns the body inertias (N, 13) and joint
+    screws (n, 6) in C, the composite inertias (N, 13) and Ic_j S_j (n, 6)."""
+    n = mi[0]
+    _poses(mf, mi, w_H_b, q, poses, local)
+    inertia = np.empty((n + 1, 13))
+    subspace = np.empty((n, 6))
+    _inertias(mf, mi, poses, inertia, subspace)
+    composite = np.empty((n + 1, 13))
+    _composite(mi, inertia, composite)
+    force = np.empty((n, 6))
+    _forces(composite, subspace, force)
+    return inertia, subspace, composite, force
+
+
+@_jit
 def _internal_q(mi, s, q):
     n = mi[0]
     for k in range(n):
@@ -589,14 +606,7 @@ def tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses):
     _internal_q(mi, s, q)
     _internal_q(mi, s_dot, qd)
     local = np.empty((n, 4, 4))
-    _poses(mf, mi, w_H_b, q, poses, local)
-    inertia = np.empty((n + 1, 13))
-    subspace = np.empty((n, 6))
-    _inertias(mf, mi, poses, inertia, subspace)
-    composite = np.empty((n + 1, 13))
-    _composite(mi, inertia, composite)
-    force = np.empty((n, 6))
-    _forces(composite, subspace, force)
+    inertia, subspace, composite, force = _forward_pass(mf, mi, w_H_b, q, poses, local)
     # /tf: link_H_joint @ local, and the quaternions, in user order
     internal = mi[3 + 2 * n:3 + 3 * n]
     link_H_joint = mf[lay[4]:lay[5]].reshape((n, 4, 4))
@@ -742,14 +752,7 @@ def whole_body(mf, mi, rep, want, w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau, grav
     _internal_q(mi, s, q)
     poses = np.empty((n + 1, 4, 4))
     local = np.empty((n, 4, 4))
-    _poses(mf, mi, w_H_b, q, poses, local)
-    inertia = np.empty((n + 1, 13))
-    subspace = np.empty((n, 6))
-    _inertias(mf, mi, poses, inertia, subspace)
-    composite = np.empty((n + 1, 13))
-    _composite(mi, inertia, composite)
-    force = np.empty((n, 6))
-    _forces(composite, subspace, force)
+    inertia, subspace, composite, force = _forward_pass(mf, mi, w_H_b, q, poses, local)
     t = np.empty((6, 6))
     _base_transform(rep, w_H_b, t)
     g = mf[lay[6]:lay[6] + 3]
