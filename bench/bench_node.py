@@ -102,6 +102,11 @@ worst output's p50/p99, CPU per JointState, load), then pooled per rate: our CPU
 floor's, compute_tick's, and (ours - floor) / compute_tick against 1.2.
 ``--model`` also takes g1, talos or talos_reduced (example-robot-data; bench/models.py).
 
+The node runs with ``publish_frequency`` 1000 Hz: /tf on every tick, as the floor node
+publishes it. ``--tf-rate`` (issue 36) measures each rate twice, with that and with the
+default 20 Hz, beside a tf2-like /tf listener process, and prints the node's and the
+listener's CPU side by side: see bench/tf_rate_cost.py.
+
 ``--balance-outputs`` (issue 18) measures each rate twice against the same node, without and
 with a reader of ~/zmp, ~/capture_point and ~/cop (the node computes them only while read),
 and prints what they add to its CPU per JointState: see bench/balance_cost.py. With
@@ -112,7 +117,7 @@ Usage:  source scripts/env.sh && python bench/bench_node.py [--rates 250 500 100
         [--duration 3] [--aux-rate 100] [--contact-outputs] [--param NAME:=VALUE ...]
         [--node-prefix COMMAND] [--probe] [--model URDF] [--dump FILE.json]
         [--publisher-per-rate] [--service-load] [--floor [thread spin events]]
-        [--balance-outputs]
+        [--balance-outputs] [--tf-rate]
 """
 
 import argparse
@@ -136,6 +141,8 @@ from floor_node import MODES as FLOOR_MODES, input_messages
 from line_process import LineProcess
 from models import model_label, model_text
 from receptions import stamp_recorder
+from tf_rate_cost import (ParameterSetter, TfListenerLoad, listener_main,  # bench/
+                          print_tf_rate, run_tf_rates)
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 NODE = 'kin_dyn_node'
@@ -875,9 +882,11 @@ def start_node(extra_params=(), prefix=()):
     exe = [str(pathlib.Path(sys.prefix) / 'bin' / 'kin_dyn_node')]
     if not os.access(exe[0], os.X_OK):
         exe = [sys.executable, '-m', 'kin_dyn_ros.node']
+    # /tf on every tick (publish_frequency 1000: every stamp of <= 1 kHz), as the floor node
+    # publishes it and as every figure before the parameter existed; --tf-rate compares
     params = ['use_odometry:=true', 'publish_tf:=true', 'publish_base_tf:=true',
               'publish_markers:=true', 'publish_forward_dynamics:=true', 'rate:=0.0',
-              *extra_params]
+              'publish_frequency:=1000.0', *extra_params]
     files = [a for f in node_config_files() for a in ('--params-file', str(f))]
     return subprocess.Popen([*prefix, *exe, '--ros-args', *files]
                             + [a for p in params for a in ('-p', p)], cwd=REPO,
@@ -1009,6 +1018,12 @@ def main():
                         'JointState side by side and (ours - floor) / compute_tick. MODE: '
                         'thread (the node\'s sensor thread), spin (rclpy.spin), events '
                         '(rclpy\'s EventsExecutor)')
+    parser.add_argument('--tf-rate', action='store_true',
+                        help='measure each rate twice, with /tf on every tick '
+                        '(publish_frequency 1000) and at the default 20 Hz (the order '
+                        'alternating), beside a tf2-like /tf listener process, and print '
+                        "the node's and the listener's CPU side by side (issue 36)")
+    parser.add_argument('--tf-listener', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--namespaces', default='', help=argparse.SUPPRESS)
     parser.add_argument('--clients', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--balance-readers', action='store_true', help=argparse.SUPPRESS)
@@ -1026,6 +1041,8 @@ def main():
         return service_clients(args.model)
     if args.balance_readers:
         return reader_main()
+    if args.tf_listener:
+        return listener_main()
 
     import rclpy
     from std_msgs.msg import String
@@ -1033,9 +1050,9 @@ def main():
 
     if args.contact_outputs:
         OUTPUTS.update(CONTACT_OUTPUTS)
-    if args.service_load and (args.floor is not None or args.balance_outputs):
-        parser.error('--service-load is a bench of its own (not with --floor or '
-                     '--balance-outputs)')
+    if sum((args.service_load, args.tf_rate, args.floor is not None or args.balance_outputs)) > 1:
+        parser.error('--service-load and --tf-rate are benches of their own (not with each '
+                     'other, --floor or --balance-outputs)')
     floor_modes = list(dict.fromkeys(args.floor or ['thread'])) if args.floor is not None \
         else []
     node_proc = start_node(args.param, shlex.split(args.node_prefix))
@@ -1066,6 +1083,17 @@ def main():
             finally:
                 load.close()
             print_service_load(rows, load.check)
+        elif args.tf_rate:
+            setter = ParameterSetter()
+            load = TfListenerLoad(__file__, setter)
+            try:
+                rows = run_tf_rates(measure, receiver, lambda: Publisher(
+                    args.duration, args.aux_rate, args.model), args, node_proc.pid, load)
+            finally:
+                load.close()
+                setter.close()
+            records = {}
+            print_tf_rate(rows, per_tick_outputs())
         elif args.balance_outputs:
             readers = BalanceReaders(__file__)
             try:

@@ -60,7 +60,8 @@ def main():
     rclpy.init()
     params = {**config_parameters(), 'robot_description': urdf, 'rate': 0.0,
               'use_odometry': True, 'publish_tf': True, 'publish_base_tf': True,
-              'publish_markers': True, 'publish_forward_dynamics': True}
+              'publish_markers': True, 'publish_forward_dynamics': True,
+              'publish_frequency': 1000.0}     # /tf on every tick, rendered and published
     node = KinDynNode(parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
     helper = rclpy.create_node('profile_helper', start_parameter_services=False)
     for attr, pub in vars(node._pub).items():

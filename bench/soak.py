@@ -575,8 +575,14 @@ class Clients(LineProcess):
 
 
 # -- the node process and /proc ---------------------------------------------------------------
+# /tf on every tick (publish_frequency 1000 Hz: every stamp of a <= 1 kHz stream), so that
+# it is checked and counted as every other per-tick output, as before the parameter existed
+EVERY_TICK_TF = ['-p', 'publish_frequency:=1000.0']
+
+
 def start_node(log_file, source=None):
-    """kin_dyn_node with config/kin_dyn.yaml and config/icub.yaml (every output on), its
+    """kin_dyn_node with config/kin_dyn.yaml and config/icub.yaml (every output on, /tf on
+    every tick: EVERY_TICK_TF), its
     stdout and stderr to ``log_file``; ``source``: run ``python -m kin_dyn_ros.node`` from
     that copy of the repository instead (to try a change of the node)."""
     exe = pathlib.Path(sys.prefix) / 'bin' / 'kin_dyn_node'
@@ -587,10 +593,10 @@ def start_node(log_file, source=None):
         env['PYTHONPATH'] = f"{source}{os.pathsep}{env.get('PYTHONPATH', '')}"
         return subprocess.Popen([*cmd, '--ros-args', *[
             a for f in ('kin_dyn.yaml', 'icub.yaml') for a in
-            ('--params-file', str(REPO / 'config' / f))]], cwd=source, env=env,
-            stdout=log_file, stderr=subprocess.STDOUT)
+            ('--params-file', str(REPO / 'config' / f))], *EVERY_TICK_TF], cwd=source,
+            env=env, stdout=log_file, stderr=subprocess.STDOUT)
     files = [a for f in ('kin_dyn.yaml', 'icub.yaml') for a in
-             ('--params-file', str(REPO / 'config' / f))]
+             ('--params-file', str(REPO / 'config' / f))] + EVERY_TICK_TF
     return subprocess.Popen([*cmd, '--ros-args', *files], cwd=REPO, env=dict(os.environ),
                             stdout=log_file, stderr=subprocess.STDOUT)
 

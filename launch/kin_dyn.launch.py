@@ -17,19 +17,22 @@ Arguments:
   use_sim_time      use /clock (default: false).
   rviz              also start rviz2 with config/kin_dyn.rviz (default: false).
 
+xacro and rviz2 are exec_depends of the package (rosdep installs them).
+
 Examples:
   ros2 launch kin_dyn_ros kin_dyn.launch.py model:=/path/robot.urdf rviz:=true
   ros2 launch kin_dyn_ros kin_dyn.launch.py model:=/path/iCubGazeboV2_5.urdf robot_config:=icub
 """
 
 import os
+import subprocess
 
 import yaml
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
-from launch.substitutions import Command, LaunchConfiguration
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 
@@ -63,11 +66,20 @@ def _robot_config(value):
 
 
 def _description(model):
-    """robot_description parameter value of a URDF or xacro file."""
-    if model.endswith('.xacro'):
-        return ParameterValue(Command(['xacro ', model]), value_type=str)
-    with open(model, encoding='utf-8') as f:
-        return ParameterValue(f.read(), value_type=str)
+    """robot_description parameter value of a URDF or xacro file. xacro runs with the path
+    as one argument (a path with spaces stays one), not through a command line."""
+    if not model.endswith('.xacro'):
+        with open(model, encoding='utf-8') as f:
+            return ParameterValue(f.read(), value_type=str)
+    try:
+        done = subprocess.run(['xacro', model], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise RuntimeError(f"model '{model}' is a xacro file but the 'xacro' command is not "
+                           "installed: sudo apt install ros-$ROS_DISTRO-xacro (rosdep "
+                           "installs it with kin_dyn_ros)") from None
+    if done.returncode != 0:
+        raise RuntimeError(f"xacro '{model}' failed ({done.returncode}): {done.stderr.strip()}")
+    return ParameterValue(done.stdout, value_type=str)
 
 
 def _launch_setup(context):

@@ -75,7 +75,10 @@ class SensorInputs:
     """The latest inputs of the node, and their recent history.
 
     ``now_ns()`` is the node clock [ns] (arrival times, unstamped messages); ``frame_of(id)``
-    the model link of a frame id or None (set by :meth:`configure`, None: no model).
+    the model link of a frame id or None (set by :meth:`configure`, None: no model). With
+    ``ignore_timestamp`` (:meth:`configure`) every input is stamped on arrival, and each
+    JointState later than the one before (by 1 ns when the clock has not advanced), so that
+    each one ticks.
     Every ``take_*`` raises ValueError naming what was wrong (the input is then dropped and
     nothing is changed).
     """
@@ -86,14 +89,16 @@ class SensorInputs:
         self.merger = None                    # conversions.JointStateMerger of the model
         self.joint_state_stamp = None         # builtin_interfaces/Time of the latest
         self.joint_state_stamp_ns = self.joint_state_received_ns = None
+        self.ignore_timestamp = False
         self.odometry = None                  # the latest (diagnostics)
         self.odometry_buffer = deque(maxlen=INPUT_BUFFER)
         self.wrenches, self.wrench_buffers = {}, {}
 
-    def configure(self, merger, frame_of, world_frame):
-        """A new model (its JointStateMerger and frame lookup) or world frame; inputs naming
-        frames the model lacks are dropped."""
+    def configure(self, merger, frame_of, world_frame, ignore_timestamp=False):
+        """A new model (its JointStateMerger and frame lookup), world frame or
+        ``ignore_timestamp``; inputs naming frames the model lacks are dropped."""
         self.merger, self._frame_of, self._world = merger, frame_of, world_frame
+        self.ignore_timestamp = ignore_timestamp
         if frame_of is None:
             return
         if self.odometry is not None and frame_of(self.odometry.frame) is None:
@@ -112,6 +117,11 @@ class SensorInputs:
         msg = block if block is not None and self.merger.update_block(block) \
             else self._merge(data)
         self.joint_state_received_ns = now = self._now_ns()
+        if self.ignore_timestamp:
+            last = self.joint_state_stamp_ns
+            stamp_ns = now if last is None or now > last or last - now > 1e9 else last + 1
+            self.joint_state_stamp, self.joint_state_stamp_ns = ns_to_stamp(stamp_ns), stamp_ns
+            return
         stamp_ns = stamp_to_ns(msg.stamp)
         self.joint_state_stamp = msg.stamp if stamp_ns else ns_to_stamp(now)
         self.joint_state_stamp_ns = stamp_ns or now
@@ -152,7 +162,7 @@ class SensorInputs:
 
     def _timed(self, frame, value, stamp):
         now = self._now_ns()
-        return Timed(frame, value, stamp_to_ns(stamp) or now, now)
+        return Timed(frame, value, (not self.ignore_timestamp and stamp_to_ns(stamp)) or now, now)
 
     def for_tick(self, stamp_ns, contacts, wrench_timeout):
         """:class:`TickInputs` of a tick at JointState stamp ``stamp_ns`` [ns] for the

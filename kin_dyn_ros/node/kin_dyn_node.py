@@ -8,7 +8,8 @@ never stops the node nor changes its state.
 Inputs (:mod:`.inputs`): ``robot_description`` (parameter, else topic: reliable,
 transient_local), ``joint_states`` (merged by name, SensorDataQoS, QoS overridable),
 nav_msgs/Odometry on ``odometry_topic`` (the child frame may be any link), a
-geometry_msgs/WrenchStamped per contact. Outputs, stamped with the JointState's stamp: /tf,
+geometry_msgs/WrenchStamped per contact. Outputs, stamped with the JointState's stamp: /tf
+(at most ``publish_frequency`` by stamps, robot_state_publisher's rule: :mod:`.rates`),
 /tf_static, ~/com, ~/centroidal_momentum (TwistStamped: linear = m v_com, angular = angular
 momentum about the CoM, world axes), ~/gravity_torques, ~/forward_dynamics (with the age of
 the odometry and of each wrench it combined), ~/zmp, ~/capture_point and ~/cop (the balance
@@ -35,7 +36,8 @@ most ~SWITCH_INTERVAL_S at a time (``main`` shortens the switch interval).
 Choices where the requirements are open:
 - A tick whose JointState stamp equals the last one is skipped entirely (also in timer
   mode: no new JointState, no tick); a stamp going backwards is logged and accepted (reset).
-  An unstamped (zero) JointState or WrenchStamped gets the node clock's time on arrival.
+  An unstamped (zero) JointState or WrenchStamped gets the node clock's time on arrival;
+  with ``ignore_timestamp`` every input does (each JointState a tick of its own).
 - Until the first odometry the base is at ``fixed_base_pose`` and world -> base is not on
   /tf; with ``use_odometry: false`` it is published at ``fixed_base_pose``.
 - Odometry must be in ``world_frame`` (or have an empty frame_id).
@@ -76,6 +78,7 @@ from .inputs import SensorInputs, subscribe_sensors  # noqa: E402
 from .balance_outputs import BalanceMessages, balance_markers  # noqa: E402
 from .markers import MarkerGroup, MarkerSet  # noqa: E402
 from .outputs import LATCHED_QOS, Publishers, TickMessages, static_transforms  # noqa: E402
+from .rates import SinceLast  # noqa: E402
 from .services import DynamicsServices, Snapshot  # noqa: E402
 from .settings import MODEL_FIELDS, declare_settings, updated_settings  # noqa: E402
 from .sensor_thread import clock_ns  # noqa: E402
@@ -138,6 +141,7 @@ class KinDynNode(Node):
         self._deferred = self._next_deferred = self._markers_ns = self._sensors = None
         self._begun = self._tick_waiting = False
         self._stats = TickStats()
+        self._tf_due = SinceLast()         # publish_frequency, by JointState stamps
         self._tick_timer = self._diag_timer = None
         self._pub = Publishers(self)
         self._queries = QueryWorker()      # the services' computations, off the tick
@@ -257,8 +261,9 @@ class KinDynNode(Node):
         else:
             self._finish_deferred()
         self._settings, m = settings, self._model
+        self._tf_due.reset()
         if m is None:
-            self._inputs.configure(None, None, settings.world_frame)
+            self._inputs.configure(None, None, settings.world_frame, settings.ignore_timestamp)
             return
         m.kd.set_frame_velocity_representation(settings.representation)
         m.merger.set_default_position(settings.default_joint_position)
@@ -267,7 +272,8 @@ class KinDynNode(Node):
         self._mechanics.configure(m.kd, contacts, settings, m.urdf)
         self._ticker = TickComputer(m.kd, m.aux, settings, self._mechanics.contacts, self._log)
         m.balance_messages = BalanceMessages(settings.world_frame, contacts)
-        self._inputs.configure(m.merger, self._model_frame, settings.world_frame)
+        self._inputs.configure(m.merger, self._model_frame, settings.world_frame,
+                               settings.ignore_timestamp)
         measured = None if reloaded else self._snapshot.measured
         self._snapshot = Snapshot(m.kd, measured, settings.velocity_representation,
                                   settings.frame_prefix)
@@ -402,7 +408,7 @@ class KinDynNode(Node):
         settings, msgs, pub = self._settings, self._model.messages, self._pub
         result, stamp, read = tick.result, tick.stamp, pub.is_read
         out = []
-        if settings.publish_tf and read(pub.tf):
+        if settings.publish_tf and read(pub.tf) and self._tf_turn(tick):
             out.append((pub.tf, msgs.tf(result, stamp,
                                         settings.publish_base_tf and tick.have_base)))
         if read(pub.com):
@@ -415,6 +421,14 @@ class KinDynNode(Node):
             out.append((pub.forward_dynamics,
                         msgs.forward_dynamics_msg(result, stamp, tick.inputs)))
         return out + self._balance_messages(result, stamp)
+
+    def _tf_turn(self, tick):
+        """Whether the tick publishes /tf: every tick with ignore_timestamp, else at least
+        1/publish_frequency of JointState stamps after the last /tf (robot_state_publisher's
+        rule)."""
+        settings = self._settings
+        return settings.ignore_timestamp or self._tf_due.due(
+            tick.inputs.stamp_ns, round(1e9 / settings.publish_frequency))
 
     def _marker_array(self, tick):
         """~/markers of the tick: contact forces, the contact mechanics' new markers, the

@@ -54,6 +54,12 @@ _PARAMETERS = (
     ("publish_tf", True, "publish /tf and /tf_static (false: run beside robot_state_publisher)",
      False),
     ("publish_base_tf", True, "publish world_frame -> base link on /tf from odometry", False),
+    ("publish_frequency", 20.0, "Hz (0 < f <= 1000), as robot_state_publisher's: /tf (the "
+     "moving joints and world -> base) is published only when at least 1/f has passed in "
+     "JointState stamps since the last /tf; the other outputs keep the tick's rate", False),
+    ("ignore_timestamp", False, "as robot_state_publisher's: true = the stamps of "
+     "joint_states, odometry and wrenches are ignored: each is stamped with the node's clock "
+     "when taken, every JointState ticks and publishes /tf (publish_frequency unused)", False),
     ("publish_markers", True, "publish ~/markers (only while something subscribes)", False),
     ("markers_rate", 30.0, "Hz; ~/markers is published at most this often", False),
     ("publish_forward_dynamics", True, "publish ~/forward_dynamics", False),
@@ -68,6 +74,8 @@ _PARAMETERS = (
      "newest (fresh outputs, fewer of them, when the node falls behind; counted on "
      "/diagnostics); false = one tick each", False),
 )
+
+MAX_PUBLISH_FREQUENCY = 1000.0   # Hz, robot_state_publisher's bound
 
 # Parameters whose change rebuilds the dynamics model.
 MODEL_FIELDS = ("robot_description", "base_frame", "gravity")
@@ -97,6 +105,8 @@ class Settings:
     default_joint_position: float = 0.0
     publish_tf: bool = True
     publish_base_tf: bool = True
+    publish_frequency: float = 20.0
+    ignore_timestamp: bool = False
     publish_markers: bool = True
     markers_rate: float = 30.0
     publish_forward_dynamics: bool = True
@@ -161,7 +171,8 @@ def make_settings(**values):
     for name in ("world_frame", "odometry_topic"):
         _string(name, getattr(s, name), allow_empty=False)
     for name in ("use_odometry", "publish_tf", "publish_base_tf", "publish_markers",
-                 "publish_forward_dynamics", "sensor_thread", "merge_queued_joint_states"):
+                 "publish_forward_dynamics", "sensor_thread", "merge_queued_joint_states",
+                 "ignore_timestamp"):
         if not isinstance(getattr(s, name), bool):
             raise ValueError(f"parameter '{name}' must be a bool, got {getattr(s, name)!r}")
     cpu = s.sensor_thread_cpu
@@ -185,7 +196,19 @@ def make_settings(**values):
         joint_state_timeout=_number("joint_state_timeout", s.joint_state_timeout, positive=True),
         default_joint_position=_number("default_joint_position", s.default_joint_position),
         diagnostics_period=_number("diagnostics_period", s.diagnostics_period, positive=True),
-        markers_rate=_number("markers_rate", s.markers_rate, positive=True))
+        markers_rate=_number("markers_rate", s.markers_rate, positive=True),
+        publish_frequency=_frequency(s.publish_frequency))
+
+
+def _frequency(value):
+    """publish_frequency [Hz]: robot_state_publisher's range without its 0 (a division by
+    zero there)."""
+    f = _number("publish_frequency", value, positive=True)
+    if f > MAX_PUBLISH_FREQUENCY:
+        raise ValueError(f"parameter 'publish_frequency' must be <= {MAX_PUBLISH_FREQUENCY:g} "
+                         f"Hz (robot_state_publisher's range), got {value!r}; for /tf on every "
+                         f"JointState set ignore_timestamp")
+    return f
 
 
 def declare_settings(node):

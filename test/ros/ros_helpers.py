@@ -225,7 +225,11 @@ def node_and_rig(context, params, helper_name, contact_topics, namespace,
     :class:`Rig` on a helper node, both in ``namespace`` (:func:`module_namespace`) and on
     one SingleThreadedExecutor; destroyed on exit. Create the helper's other entities, then
     :func:`load_model`. ``node_name``: another name for the node (remapped), for a second
-    node whose /diagnostics the rigs of the first must tell from its own."""
+    node whose /diagnostics the rigs of the first must tell from its own.
+
+    ``publish_frequency`` is 1000 Hz unless ``params`` say otherwise: these tests compare
+    /tf tick by tick (stamps >= 1 ms apart); test_tf_rate.py tests the default's rate."""
+    params = {'publish_frequency': 1000.0, **params}
     since = Clock().now().nanoseconds       # before the node's first /tf_static
     remap = [] if node_name == 'kin_dyn_node' else ['--ros-args', '-r', f'__node:={node_name}']
     node = KinDynNode(context=context, namespace=namespace, cli_args=remap,

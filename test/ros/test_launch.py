@@ -1,14 +1,21 @@
 """launch_pytest test of launch/kin_dyn.launch.py (iCub, in a namespace, without rviz).
 
-It runs only where the launch_pytest plugin is active in the running pytest: on a ROS 2
-install (Humble, Jazzy or newer, after `colcon build`) under `colcon test`, with the
-distribution's own pytest. There it launches the installed node in a namespace with the
-model given as a file and checks that it publishes ~/com for a JointState. Elsewhere it is
-reported as skipped with its reason: in the pip-based environment (launch, launch_ros and
-launch_pytest are not on PyPI), and where launch_pytest is importable but its plugin is not
-loaded (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1, or a pytest >= 8.4, under which launch_pytest and
-launch_testing do not load: ros2/launch#947, #979); without the plugin the launch mark
-would be ignored and the test would wait 30 s for a node that nobody started.
+It runs where the launch_pytest plugin is active in the running pytest: on a ROS 2 install
+(Humble, Jazzy or newer, after `colcon build`) under `colcon test`, whose pytest is the
+distribution's (python3-pytest: 6.2 on Humble, 7.4 on Jazzy and Kilted; the whole suite
+also passes under 7.4.4 in the pip environment). There it launches the installed node in a
+namespace with the model given as a file and checks that it publishes ~/com for a
+JointState. Elsewhere it is reported as skipped with its reason: in the pip-based
+environment (launch, launch_ros and launch_pytest are not on PyPI), and where launch_pytest
+is importable but its plugin is not loaded (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1); without the
+plugin the launch mark would be ignored and the test would wait 30 s for a node that nobody
+started.
+
+A newer pytest installed over the distribution's (pip) does not reach this file: where
+launch_testing is installed, pytest >= 9 stops before collecting anything with
+`PluginValidationError` (launch_testing's plugin implements `pytest_pycollect_makemodule(path,
+parent)`, whose `path` argument pytest 9 removed: ros2/launch#979). Use the distribution's
+pytest for `colcon test` (`python3 -m pytest --version` tells which one runs).
 
 Run:  colcon test --packages-select kin_dyn_ros   (on a ROS 2 install), or
       python -m pytest test/ros/test_launch.py
@@ -26,9 +33,8 @@ launch_pytest = pytest.importorskip(
 # The names under which pytest registers the plugin: its pytest11 entry point, or `-p`.
 PLUGIN_NAMES = ('launch_pytest', 'launch_pytest.plugin')
 NOT_ACTIVE = ('the launch_pytest plugin is not active in this pytest (plugin autoload '
-              'disabled, or pytest >= 8.4, which launch_pytest does not load under: '
-              'ros2/launch#947, #979): this test runs under colcon test on a ROS 2 install '
-              "with the distribution's pytest")
+              'disabled?): this test runs under colcon test on a ROS 2 install with the '
+              "distribution's pytest")
 
 import icub_models  # noqa: E402
 import rclpy  # noqa: E402

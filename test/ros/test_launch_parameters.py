@@ -1,6 +1,7 @@
 """The parameters that launch/kin_dyn.launch.py gives the node: `config` (default the
 robot-neutral config/kin_dyn.yaml), then the optional `robot_config` on top of it (a path, or
-a name in the package's config/ folder: `icub`).
+a name in the package's config/ folder: `icub`), and the `model` (a URDF, or a xacro file
+run through the `xacro` command: here a stand-in script on PATH, as a real process).
 
 launch and launch_ros are not on PyPI: their classes are replaced here by recorders of their
 arguments, so this runs the launch file's own logic (argument defaults, file reading, order)
@@ -48,7 +49,7 @@ STUBS = {
     'launch': {'LaunchDescription': _Recorder},
     'launch.actions': {'DeclareLaunchArgument': _Argument, 'OpaqueFunction': _Opaque},
     'launch.conditions': {'IfCondition': _Recorder},
-    'launch.substitutions': {'Command': _Recorder, 'LaunchConfiguration': _LaunchConfiguration},
+    'launch.substitutions': {'LaunchConfiguration': _LaunchConfiguration},
     'launch_ros': {},
     'launch_ros.actions': {'Node': _Node},
     'launch_ros.parameter_descriptions': {'ParameterValue': _Recorder},
@@ -115,3 +116,50 @@ def test_robot_config_overrides_config(launch, tmp_path):
 def test_an_unknown_robot_config_is_an_error(launch):
     with pytest.raises(FileNotFoundError, match='no_such_robot'):
         launch(robot_config='no_such_robot')
+
+
+def description(params):
+    """The robot_description value the launch file gave (a recorded ParameterValue)."""
+    value = params['robot_description']
+    assert value.kwargs == {'value_type': str}
+    return value.args[0]
+
+
+@pytest.fixture
+def folder_with_space(tmp_path):
+    folder = tmp_path / 'my robots'
+    folder.mkdir()
+    return folder
+
+
+def test_a_urdf_model_is_read_from_its_file(launch, folder_with_space):
+    model = folder_with_space / 'arm.urdf'
+    model.write_text('<robot name="arm"/>')
+    assert description(launch(model=str(model))) == '<robot name="arm"/>'
+
+
+def test_a_xacro_model_with_a_space_in_its_path_is_one_argument(launch, folder_with_space,
+                                                                 monkeypatch):
+    """``Command(['xacro ', model])`` split such a path in two (shlex); the launch file now
+    runs xacro with the path as one argument."""
+    bin_dir = folder_with_space / 'bin'
+    bin_dir.mkdir()
+    xacro = bin_dir / 'xacro'
+    xacro.write_text('#!/bin/sh\n[ "$#" -eq 1 ] || { echo "argc $#" >&2; exit 2; }\n'
+                     'printf "expanded:"; cat "$1"\n')
+    xacro.chmod(0o755)
+    monkeypatch.setenv('PATH', f"{bin_dir}:{__import__('os').environ['PATH']}")
+    model = folder_with_space / 'arm.urdf.xacro'
+    model.write_text('<robot name="arm"/>')
+    assert description(launch(model=str(model))) == 'expanded:<robot name="arm"/>'
+    broken = folder_with_space / 'broken.xacro'
+    with pytest.raises(RuntimeError, match='broken.xacro'):
+        launch(model=str(broken))           # cat fails: xacro's error is reported
+
+
+def test_a_xacro_model_without_xacro_installed_says_so(launch, folder_with_space, monkeypatch):
+    monkeypatch.setenv('PATH', str(folder_with_space))     # no xacro there
+    model = folder_with_space / 'arm.xacro'
+    model.write_text('<robot name="arm"/>')
+    with pytest.raises(RuntimeError, match='xacro.*not installed'):
+        launch(model=str(model))

@@ -63,6 +63,32 @@ def test_every_import_is_declared(path):
     assert not missing, f'{path.name} imports {missing}, not exec_depends of package.xml'
 
 
+def launched_programs(path):
+    """The ROS packages a launch file starts (``Node(package=...)``) and the commands it runs
+    (the first element of a literal list given to a ``subprocess`` call)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, ast.Call):
+            continue
+        for k in node.keywords:
+            if k.arg == 'package' and isinstance(k.value, ast.Constant):
+                found.add(k.value.value)
+        func = node.func
+        if isinstance(func, ast.Attribute) and getattr(func.value, 'id', '') == 'subprocess' \
+                and node.args and isinstance(node.args[0], ast.List):
+            found.add(ast.literal_eval(node.args[0].elts[0]))
+    return found
+
+
+@pytest.mark.parametrize('path', LAUNCH_SOURCES, ids=lambda p: str(p.relative_to(REPO)))
+def test_what_a_launch_file_runs_is_declared(path):
+    """`model:=robot.xacro` runs xacro, `rviz:=true` runs rviz2: rosdep must install them."""
+    programs = launched_programs(path) - {'kin_dyn_ros'}
+    assert programs, 'no program found: the parsing no longer matches the launch file'
+    missing = sorted(programs - exec_depends())
+    assert not missing, f'{path.name} runs {missing}, not exec_depends of package.xml'
+
+
 def test_the_sources_are_found():
     assert len(NODE_SOURCES) > 20 and LAUNCH_SOURCES
     assert {'rclpy', 'numpy'} <= imported_modules(REPO / 'kin_dyn_ros' / 'node' / 'kin_dyn_node.py')
