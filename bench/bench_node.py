@@ -190,15 +190,17 @@ def model_urdf(path=None):
 
 
 # -- the publisher process ---------------------------------------------------------------------
-def publish(duration, aux_rate, model=None, namespaces=('',)):
+def publish(duration, aux_rate, model=None, namespaces=('',), priority=0):
     """The publisher process. Wait for the node's joint_states subscription and 1 s more of
     discovery, print "ready"; then for each line "RATE [TARGET]" read from stdin, publish
     JointStates of every joint of ``model`` (a URDF path, None: iCub) at RATE [Hz] for
     ``duration`` s, and odometry of its root link and both foot wrenches at ``aux_rate``,
     and print {"sent", "first_ns", "last_ns"} as JSON. ``namespaces``: one set of topics
     per namespace ('': the node's; others: --floor nodes'), TARGET the index of the one to
-    publish on (default 0). Ends with stdin."""
+    publish on (default 0). ``priority``: SCHED_FIFO of the publishing thread (a robot's
+    driver), 0: normal. Ends with stdin."""
     import rclpy
+    from kin_dyn_ros.node.realtime import configure_thread
     from geometry_msgs.msg import WrenchStamped
     from nav_msgs.msg import Odometry
     from rclpy.qos import qos_profile_sensor_data
@@ -206,6 +208,8 @@ def publish(duration, aux_rate, model=None, namespaces=('',)):
     from sensor_msgs.msg import JointState
     from kin_dyn_ros.dynamics import KinDynComputations
 
+    for warning in configure_thread(priority):
+        print(f'publisher: {warning}', file=sys.stderr)
     rclpy.init()
     node = rclpy.create_node('kin_dyn_bench_publisher', start_parameter_services=False)
     kd = KinDynComputations(model_urdf(model))
@@ -275,12 +279,12 @@ def publish_at(rate, duration, aux_rate, js_pub, data, publish_aux):
 class Publisher:
     """A publisher process (this script with ``--publish``); :meth:`run` one rate."""
 
-    def __init__(self, duration, aux_rate, model=None, namespaces=('',)):
+    def __init__(self, duration, aux_rate, model=None, namespaces=('',), priority=0):
         self.namespaces = list(namespaces)
         self.proc = subprocess.Popen(
             [sys.executable, __file__, '--publish', '--duration', str(duration),
              '--aux-rate', str(aux_rate), *(['--model', model] if model else []),
-             '--namespaces', ','.join(self.namespaces)],
+             '--namespaces', ','.join(self.namespaces), '--thread-priority', str(priority)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=dict(os.environ))
         if self.proc.stdout.readline().strip() != 'ready':     # discovery: >= 1 s
             raise RuntimeError(f'the publisher process ended (exit {self.proc.wait()})')
@@ -567,14 +571,15 @@ class Receiver:
     of a core at 1 kHz, CPU the node under test then competes for.
     """
 
-    def __init__(self, node, floors=()):
+    def __init__(self, node, floors=(), priority=0):
         from rclpy.qos import QoSProfile
         from rclpy.subscription import Subscription
         from kin_dyn_ros.node.outputs import LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, TF_QOS
         from kin_dyn_ros.node.sensor_thread import SensorThread
         # the message info holds the middleware's reception time on Jazzy and newer
         self.with_info = hasattr(Subscription, 'CallbackType')
-        self.thread = SensorThread(node, self._on_error, with_info=self.with_info)
+        self.thread = SensorThread(node, self._on_error, with_info=self.with_info,
+                                   realtime=(priority, ()))
         # per target ('': the node; a namespace: a --floor node's per-tick outputs)
         self.all_records = {'': {key: [] for key in OUTPUTS}}
         self.all_records.update({ns: {key: [] for key in per_tick_outputs()} for ns in floors})
@@ -909,7 +914,8 @@ def run_rates(receiver, args, node_pid, load=None, alternate=False):
                 (load, None) if alternate and i % 2 else (None, load))
             for run_load in order:
                 if publisher is None:
-                    publisher = Publisher(args.duration, args.aux_rate, args.model)
+                    publisher = Publisher(args.duration, args.aux_rate, args.model,
+                                          priority=args.thread_priority)
                 rows.append(measure(receiver, publisher, int(rate), node_pid, args.probe,
                                     run_load))
                 if args.publisher_per_rate:
@@ -942,7 +948,7 @@ def run_floor_rates(receiver, args, node_pid, floors, timer, load=None):
     targets = [('', node_pid)] + [(f.namespace, f.pid) for f in floors]
     rows, records = [], {}
     publisher = Publisher(args.duration, args.aux_rate, args.model,
-                          [ns for ns, _ in targets])
+                          [ns for ns, _ in targets], args.thread_priority)
     try:
         for i, rate in enumerate(args.rates):
             k = i % len(targets)
@@ -1018,6 +1024,10 @@ def main():
                         'JointState side by side and (ours - floor) / compute_tick. MODE: '
                         'thread (the node\'s sensor thread), spin (rclpy.spin), events '
                         '(rclpy\'s EventsExecutor)')
+    parser.add_argument('--thread-priority', type=int, default=0, metavar='N',
+                        help='start the node with thread_priority N (SCHED_FIFO of its '
+                        'ticking thread) and run the bench\'s publisher and receiver threads '
+                        'at the same priority (a robot\'s driver and controller); 0: off')
     parser.add_argument('--tf-rate', action='store_true',
                         help='measure each rate twice, with /tf on every tick '
                         '(publish_frequency 1000) and at the default 20 Hz (the order '
@@ -1034,7 +1044,8 @@ def main():
     loopback_env()
     if args.publish:
         return publish(args.duration, args.aux_rate, args.model,
-                       args.namespaces.split(',') if args.namespaces else ('',))
+                       args.namespaces.split(',') if args.namespaces else ('',),
+                       args.thread_priority)
     if args.probe_run:
         return probe(args.duration, args.probe_cpu)
     if args.clients:
@@ -1055,7 +1066,9 @@ def main():
                      'other, --floor or --balance-outputs)')
     floor_modes = list(dict.fromkeys(args.floor or ['thread'])) if args.floor is not None \
         else []
-    node_proc = start_node(args.param, shlex.split(args.node_prefix))
+    params = args.param + ([f'thread_priority:={args.thread_priority}']
+                           if args.thread_priority else [])
+    node_proc = start_node(params, shlex.split(args.node_prefix))
     floors = [FloorProcess(mode, args.model, args.balance_outputs) for mode in floor_modes]
     rclpy.init()
     # a lean receiver: no parameter services, no QoS event handlers (fewer waitables per wake)
@@ -1064,10 +1077,10 @@ def main():
     try:
         description = node.create_publisher(String, 'robot_description', LATCHED_QOS)
         description.publish(String(data=model_urdf(args.model)))
-        receiver = Receiver(node, [f.namespace for f in floors])
+        receiver = Receiver(node, [f.namespace for f in floors], args.thread_priority)
         for floor in floors:
             floor.wait_ready()
-        if receiver.with_info:
+        if receiver.with_info and not args.thread_priority:
             # Lower the priority of the receiving thread only (Linux nice is per thread):
             # the middleware threads that stamp the reception keep theirs, and the node
             # under test wins the CPU when the two cores are contended.

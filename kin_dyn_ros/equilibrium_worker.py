@@ -21,12 +21,19 @@ robot description goes through a temporary file that the worker reads and remove
 through the socket: a socket holds ~200 KB, and a larger description (hundreds of fixed
 frames, long mesh paths) would block the node until the worker, perhaps still importing
 NumPy, had read it (~0.4 s for 600 KB on a 2-core machine). It runs
-under SCHED_IDLE (Linux; elsewhere nice +10): it uses only CPU time the node's threads leave,
-and, unlike a merely niced process, never preempts the tick when a request wakes it (at nice
-+10, handing a request over cost the tick ~0.3 ms on a 2-core machine). Under full load its
-answers then come late or not at all, never the tick. It ignores SIGINT (Ctrl-C in a
-terminal reaches the whole process group): it stops when the node, shutting down, closes the
-socket.
+under SCHED_BATCH at nice +10 (Linux; elsewhere nice +10): a batch process does not preempt
+the tick when a request wakes it (a plain niced one did: handing a request over cost the
+tick ~0.3 ms on a 2-core machine), and at nice +10 it gets ~10 % of a CPU that the node
+wants (the scheduler's weights 110 against 1024), so it makes progress on a saturated
+machine: under SCHED_IDLE, which it ran under before, the demo at 500 Hz got no answer at
+all. A node whose ticking thread is real-time (``thread_priority``) always runs first. It
+runs in a session of its own, so a terminal's Ctrl-C (sent to the foreground process group)
+does not reach it, not even while its interpreter starts, and ignores SIGINT: it stops when
+the node, shutting down (or dying), closes the socket.
+
+:attr:`EquilibriumWorker.replaced` and :attr:`EquilibriumWorker.refused` count the requests
+that were never solved: replaced while waiting for the worker, and refused while it was
+restarting.
 """
 
 import os
@@ -153,9 +160,10 @@ class EquilibriumWorker:
     has since been replaced is dropped.
     """
 
-    _PRIORITY = "idle"      # the worker's scheduling (see _lower_priority)
+    _PRIORITY = "batch"     # the worker's scheduling (see _lower_priority)
 
     def __init__(self, restart_s=1.0):
+        self.replaced = self.refused = 0     # requests never solved (see the module)
         self._process = self._conn = self._poller = self._model = self._waiting = None
         self._generation, self._in_flight, self._sent_contacts = 0, None, None
         self._restart_s, self._died = float(restart_s), None   # monotonic time of a death
@@ -214,9 +222,11 @@ class EquilibriumWorker:
         death (returns False)."""
         if self._model is None or (self._died is not None
                                    and time.monotonic() - self._died < self._restart_s):
+            self.refused += 1
             return False
         request = (key, w_H_b, s, tuple(contacts))
         if self.busy:
+            self.replaced += self._waiting is not None
             self._waiting = request
             return False
         return self._solve(request)
@@ -279,7 +289,7 @@ class EquilibriumWorker:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", __name__, str(theirs.fileno()), self._PRIORITY],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=_PACKAGE_PARENT,
-                env=worker_environment())
+                env=worker_environment(), start_new_session=True)
         self._conn = Connection(mine.detach())
         # one poll object for the connection's lifetime: Connection.poll() builds a selector
         # on every call (~20 us at 1 kHz on a 2-core machine, against ~2 us)
@@ -328,12 +338,13 @@ _UNAVAILABLE = object()
 
 def _end(process):
     """Wait for a worker ``process`` to exit on its closed socket; after _JOIN_S, back at
-    normal priority (under SCHED_IDLE on a busy machine it may not run at all, not even to
-    die) and killed. Never raises: a process that still has not gone is reaped later."""
+    normal priority (on a busy machine it may run seldom, even to die) and killed. Never
+    raises, a Ctrl-C (KeyboardInterrupt) during the wait included: a process that still
+    has not gone is killed, or reaped later."""
     try:
         process.wait(_JOIN_S)
         return
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
         pass
     try:
         os.sched_setscheduler(process.pid, os.SCHED_OTHER, os.sched_param(0))
@@ -342,7 +353,7 @@ def _end(process):
     process.kill()
     try:
         process.wait(_JOIN_S)
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, KeyboardInterrupt):
         pass
 
 
@@ -353,13 +364,11 @@ class QueryWorker(EquilibriumWorker):
     run (not started, died, or holding another model than the caller's), the query runs in
     the calling thread instead (the plain path: the same function, the same answer).
 
-    Its process runs under SCHED_IDLE, as the equilibrium worker: it takes only CPU time the
-    node's threads leave, so a query never delays a tick (at nice +10 the per-tick outputs'
-    p99 under the services' load was no better, and a waking worker can preempt the tick);
-    on a machine with no idle CPU the answers come late.
+    Its process runs as the equilibrium worker's: SCHED_BATCH at nice +10, so a waking
+    worker does not preempt the tick, and its answers still come on a saturated machine.
     """
 
-    _PRIORITY = "idle"
+    _PRIORITY = "batch"
 
     def __init__(self, restart_s=1.0, timeout_s=30.0):
         super().__init__(restart_s)
@@ -410,13 +419,15 @@ class QueryWorker(EquilibriumWorker):
         return _UNAVAILABLE
 
 
-def _lower_priority(priority="idle"):
-    """``idle``: SCHED_IDLE where the OS has it (Linux), else nice +NICE; ``nice``: nice
-    +NICE; at the node's priority when neither is permitted."""
+def _lower_priority(priority="batch"):
+    """``batch``: SCHED_BATCH (Linux) at nice +NICE; ``idle``: SCHED_IDLE (Linux), else nice
+    +NICE; ``nice``: nice +NICE; at the node's priority when none is permitted."""
+    policy = {"batch": "SCHED_BATCH", "idle": "SCHED_IDLE"}.get(priority)
     try:
-        if priority == "idle":
-            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-            return
+        if policy is not None:
+            os.sched_setscheduler(0, getattr(os, policy), os.sched_param(0))
+            if priority == "idle":
+                return
     except (AttributeError, OSError):
         pass
     try:
@@ -427,5 +438,5 @@ def _lower_priority(priority="idle"):
 
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _lower_priority(sys.argv[2] if len(sys.argv) > 2 else "idle")
+    _lower_priority(sys.argv[2] if len(sys.argv) > 2 else "batch")
     _serve(Connection(int(sys.argv[1])))

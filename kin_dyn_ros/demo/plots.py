@@ -65,7 +65,8 @@ class Series:
     - ``title``: model name shown in the figures.
     - ``eq_t`` (j,), ``equilibrium_torques`` and ``eq_gravity_torques`` (j, n): the node's
       ~/equilibrium_torques (published at its equilibrium_rate, not every tick) and its
-      ~/gravity_torques of the same ticks.
+      ~/gravity_torques of the same ticks; ``equilibrium_report``: what the node's
+      /diagnostics said of them last (due, published, why not).
     - ``period``: of the motion [s] (None: not periodic).
     - balance (issue 18), all optional: ``zmp`` and ``capture_point`` (k, 3) the node's
       ~/zmp and ~/capture_point (NaN where not published); ``node_cop``: {contact: (k, 3)}
@@ -96,6 +97,7 @@ class Series:
     eq_t: np.ndarray = field(default_factory=lambda: np.zeros(0))
     equilibrium_torques: np.ndarray = None
     eq_gravity_torques: np.ndarray = None
+    equilibrium_report: str = ""
     period: float = None
     zmp: np.ndarray = None
     capture_point: np.ndarray = None
@@ -351,15 +353,21 @@ def plot_gravity_torques(series, path):
                              ncol=1 + len(idx) // 9, title=group, title_fontsize=8)
     for ax in axes[-1]:
         ax.set_xlabel("time [s]")
-    note = ("On a floating base the weight goes through the feet: g(q)'s joint part is not "
-            "what a standing robot's joints carry; the equilibrium torques are.")
-    if not has_eq:
-        note = ("No ~/equilibrium_torques received (no contact with a force above the "
-                "node's contact_force_threshold, or equilibrium_rate 0).")
+    note = torques_note(series, has_eq)
     _suptitle(fig, "Joint torques against gravity", series)
     fig.text(0.5, 0.0, note, ha="center", va="bottom", fontsize=9, color="0.25")
     fig.get_layout_engine().set(rect=(0, 0.025, 1, 0.975))
     return _finish(fig, path)
+
+
+def torques_note(series, has_eq):
+    """The note under the torques figure: why the equilibrium torques matter, or, without
+    them, why there are none (the node's own /diagnostics, ``series.equilibrium_report``)."""
+    if has_eq:
+        return ("On a floating base the weight goes through the feet: g(q)'s joint part is "
+                "not what a standing robot's joints carry; the equilibrium torques are.")
+    return ("No ~/equilibrium_torques received; the node's /diagnostics: "
+            f"{series.equilibrium_report or 'none received'}.")
 
 
 def _busiest_joints(series, count=4):

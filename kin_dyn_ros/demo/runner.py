@@ -351,7 +351,7 @@ class _DemoNode:
         self.published_ns = {}      # {stamp_ns: perf_counter_ns when the JS was published}
         self.stamp_tick = {}        # {stamp_ns: tick index}
         self.answered = 0
-        self.keep_raw = {f"/{NODE_NAME}/markers": []}   # decoded after the run
+        self.keep_raw = {f"/{NODE_NAME}/markers": [], "/diagnostics": []}   # decoded after
         self.latencies = []         # [ms] JS published -> ~/forward_dynamics received
         self.tf_static = False
         self.next_tick = 0          # ticks whose joint state is published or dropped
@@ -796,6 +796,18 @@ def _run_ros(options, out, motion, table, urdf, process, log_path, warnings, mod
         rclpy.try_shutdown()
 
 
+def equilibrium_report(diagnostics):
+    """The last "equilibrium torques" value of the node's tick status in ``diagnostics``
+    (DiagnosticArray messages; "" without one)."""
+    for msg in reversed(diagnostics):
+        for status in msg.status:
+            if status.name == f"{NODE_NAME}: tick":
+                values = {kv.key: kv.value for kv in status.values}
+                if "equilibrium torques" in values:
+                    return values["equilibrium torques"]
+    return ""
+
+
 def _finish(options, out, motion, table, ros, robot, warnings):
     demo, recorder = ros["demo"], ros["recorder"]
     model_name = robot.name
@@ -804,6 +816,10 @@ def _finish(options, out, motion, table, ros, robot, warnings):
                    demo.decoded_raw(f"/{NODE_NAME}/markers"),
                    urdf=demo.description.data, latencies=demo.latencies, title=model_name,
                    force_scale=FORCE_SCALE, soles=robot.soles or None)
+    series.equilibrium_report = equilibrium_report(demo.decoded_raw("/diagnostics"))
+    if not len(series.eq_t) and not series.equilibrium_report.startswith("off"):
+        warnings.append(f"no ~/equilibrium_torques received; the node's /diagnostics: "
+                        f"{series.equilibrium_report or 'none received'}")
     fd_figures, fd_warnings = forward_dynamics_figures(series)
     warnings += fd_warnings
     files = {"mcap": str(out / "kin_dyn_demo.mcap"), "node_log": str(out / "node.log")}

@@ -266,6 +266,10 @@ class ContactMechanics:
         self._contacts, self._settings, self._kd = {}, None, None
         self._clear()
         self._worker, self._worker_model = EquilibriumWorker(), None
+        # due equilibrium ticks (support computed, ~/equilibrium_torques read) and what came
+        # of them since start: published, or why not (equilibrium_report)
+        self._equilibrium = dict.fromkeys(("due", "published", "no active contact",
+                                           "infeasible", "failed"), 0)
 
     def configure(self, kd, names, settings, urdf=None):
         """Contacts ``names`` (links of ``kd``'s model, built from ``urdf``) with ``settings``'
@@ -359,7 +363,11 @@ class ContactMechanics:
             return
         yield
         self.publish_support()
-        if self._support.contacts and self._read(self._torques_pub):
+        if self._read(self._torques_pub):
+            self._equilibrium["due"] += 1
+            if not self._support.contacts:
+                self._equilibrium["no active contact"] += 1
+                return
             yield
             self._request_torques(self._stamp, self._support)
 
@@ -444,14 +452,37 @@ class ContactMechanics:
         failed)."""
         ((sec, nanosec), names), res = answer
         if isinstance(res, ValueError):
+            self._equilibrium["failed"] += 1
             self._log.warning("equilibrium", f"equilibrium torques skipped: {res}")
             return
         if not res.feasible:
             self._log.warning("equilibrium", f"equilibrium torques on {list(names)}: "
                                              f"{res.message}")
         if res.tau is None:
+            self._equilibrium["infeasible"] += 1
             return
+        self._equilibrium["published"] += 1
         self._torques_pub.publish(self._torques.render(res.tau, Time(sec=sec, nanosec=nanosec)))
+
+    def equilibrium_report(self):
+        """What came of the due equilibrium ticks since start, for /diagnostics: how many
+        were due and published, and why the others were not."""
+        s, counts = self._settings, self._equilibrium
+        if s is None or not self._contacts:
+            return "off: no contact of the model configured"
+        if s.equilibrium_rate <= 0.0:
+            return "off: equilibrium_rate 0"
+        if not counts["due"]:
+            return "not computed: nothing subscribes to ~/equilibrium_torques"
+        skipped = [(counts["no active contact"], "no active contact (no force along the "
+                    "normal above contact_force_threshold)"),
+                   (self._worker.replaced, "replaced by a newer tick while the worker was "
+                    "busy (a saturated machine: it runs at a lower priority than the node)"),
+                   (self._worker.refused, "the worker was restarting"),
+                   (counts["infeasible"], "no contact forces can hold the robot"),
+                   (counts["failed"], "failed (logged)")]
+        return f"{counts['due']} due, {counts['published']} published" + "".join(
+            f"; {n} {why}" for n, why in skipped if n)
 
     def close(self):
         """Stop the worker processes (equilibrium torques, the service's)."""

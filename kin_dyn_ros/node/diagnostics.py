@@ -15,7 +15,9 @@ Three statuses, named ``<node>: model``, ``<node>: inputs`` and ``<node>: tick``
   (no inertia moves with them: a massless subtree, :mod:`.tick`).
 - tick: ticks in the last second, their mean/max duration [ms] (compute + publish, wall
   clock) and the mean/max CPU time [ms] of the thread that ran them in that time: a tick
-  much longer than its CPU time waited for the CPU (other processes, the machine).
+  much longer than its CPU time waited for the CPU (other processes, the machine). Its
+  "equilibrium torques" counts the due equilibrium ticks since start, those published, and
+  why the others were not.
 """
 
 from collections import deque
@@ -127,7 +129,7 @@ def _inputs_status(name, inputs):
                    "; ".join(problems) or "inputs fresh", values)
 
 
-def _tick_status(name, summary):
+def _tick_status(name, summary, equilibrium=""):
     count, mean, worst, cpu_mean, cpu_worst, merged = summary
     message = f"{count} ticks in the last second" if count else "no tick in the last second"
     if merged:
@@ -136,18 +138,20 @@ def _tick_status(name, summary):
                    [("ticks", count), ("mean [ms]", f"{1e3 * mean:.3f}"),
                     ("max [ms]", f"{1e3 * worst:.3f}"), ("CPU mean [ms]", f"{1e3 * cpu_mean:.3f}"),
                     ("CPU max [ms]", f"{1e3 * cpu_worst:.3f}"),
-                    ("JointStates merged into a later tick", merged)])
+                    ("JointStates merged into a later tick", merged),
+                    ("equilibrium torques", equilibrium or "off")])
 
 
-def build_diagnostics(name, stamp, model, inputs, summary):
+def build_diagnostics(name, stamp, model, inputs, summary, equilibrium=""):
     """DiagnosticArray of the node.
 
     ``model``: None or (robot name, root link, joint count, frame count, *notes), notes
     making the status WARN (e.g. world_frame is a frame of the model); ``inputs``: an
-    :class:`InputsReport`; ``summary``: :meth:`TickStats.summary`.
+    :class:`InputsReport`; ``summary``: :meth:`TickStats.summary`; ``equilibrium``: the
+    contact mechanics' :meth:`~.contact_mechanics.ContactMechanics.equilibrium_report`.
     """
     msg = DiagnosticArray()
     msg.header.stamp = stamp
     msg.status = [_model_status(name, model), _inputs_status(name, inputs),
-                  _tick_status(name, summary)]
+                  _tick_status(name, summary, equilibrium)]
     return msg

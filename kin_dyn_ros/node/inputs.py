@@ -203,7 +203,7 @@ def subscribe_sensors(node, settings, lock, on_joint_state, on_odometry, on_wren
     thread = None
     if settings.sensor_thread and SensorThread.available(node.get_logger()):
         thread = SensorThread(node, on_error, on_idle=on_idle and _under(lock, on_idle),
-                              cpu=settings.sensor_thread_cpu)
+                              realtime=(settings.thread_priority, settings.ticking_cpus))
     group = None if thread is None else thread.group
 
     def sensor(msg_type, topic, callback):

@@ -50,6 +50,7 @@ Choices where the requirements are open:
 
 import gc
 import os
+import signal
 import sys
 import threading
 import time
@@ -79,6 +80,7 @@ from .balance_outputs import BalanceMessages, balance_markers  # noqa: E402
 from .markers import MarkerGroup, MarkerSet  # noqa: E402
 from .outputs import LATCHED_QOS, Publishers, TickMessages, static_transforms  # noqa: E402
 from .rates import SinceLast  # noqa: E402
+from .realtime import configure_thread, lock_memory  # noqa: E402
 from .services import DynamicsServices, Snapshot  # noqa: E402
 from .settings import MODEL_FIELDS, declare_settings, updated_settings  # noqa: E402
 from .sensor_thread import clock_ns  # noqa: E402
@@ -133,6 +135,7 @@ class KinDynNode(Node):
         self._lock = threading.RLock()     # the tick's state (see the module docstring)
         self._settings = declare_settings(self)
         self._log = ThrottledLogger(self.get_logger(), THROTTLE_S)
+        self._apply_process_settings()
         self._model = self._ticker = self._last_tick = self._last_stamp_ns = None
         self._snapshot = Snapshot(None, None, self._settings.velocity_representation, "")
         self._now_ns = clock_ns(self.get_clock())      # the node clock [ns]
@@ -157,6 +160,29 @@ class KinDynNode(Node):
             self._on_wrench, self._on_sensor_error, on_idle=self._on_sensors_idle)
         self._make_timers()
         self.add_on_set_parameters_callback(self._on_set_parameters)
+
+    def _apply_process_settings(self):
+        """lock_memory, and the deprecated sensor_thread_cpu's warning (each refusal or
+        deprecation is one warning; the node runs on)."""
+        settings, log = self._settings, self.get_logger()
+        if settings.sensor_thread_cpu >= 0:
+            log.warning(f"sensor_thread_cpu is deprecated (removed in the next release): "
+                        f"{'ignored, cpu_affinity is set' if settings.cpu_affinity else 'used as'}"
+                        f" cpu_affinity [{settings.sensor_thread_cpu}]")
+        if settings.lock_memory:
+            warning = lock_memory()
+            if warning:
+                log.warning(warning)
+
+    def claim_ticking_thread(self):
+        """Give the calling thread thread_priority and cpu_affinity when it is the one that
+        ticks: the executor's (``sensor_thread: false``, or no sensor thread in this rclpy);
+        with the sensor thread, that thread has them already. ``main`` calls it before
+        spinning."""
+        if self._sensors is None:
+            s = self._settings
+            for warning in configure_thread(s.thread_priority, s.ticking_cpus):
+                self.get_logger().warning(warning)
 
     def _prepare_dynamics(self):
         """Compile (or load from numba's cache) the core's kernels before any subscription
@@ -540,7 +566,8 @@ class KinDynNode(Node):
             self._mechanics.collect()     # equilibrium torques, also when no JointState comes
             self._pub.diagnostics.publish(build_diagnostics(
                 self.get_name(), self.get_clock().now().to_msg(), self._model_report(),
-                self._inputs_report(), self._stats.summary(time.monotonic())))
+                self._inputs_report(), self._stats.summary(time.monotonic()),
+                self._mechanics.equilibrium_report()))
 
     def _model_report(self):
         m = self._model
@@ -642,8 +669,12 @@ def main(args=None):
     gc.freeze()   # the model's many long-lived objects: keep them out of every collection
     sys.setswitchinterval(SWITCH_INTERVAL_S)   # a service computing hands the GIL back soon
     try:
+        node.claim_ticking_thread()
         spin_until_shutdown(node)
     finally:
+        # Shutting down: a further Ctrl-C (a terminal's reaches the whole process group, and
+        # launch sends its own) must not interrupt the clean-up with a KeyboardInterrupt.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         node.destroy_node()
         rclpy.try_shutdown()
     return 0

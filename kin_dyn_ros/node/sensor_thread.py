@@ -37,13 +37,14 @@ cannot stop the node's inputs.
 """
 
 import atexit
-import os
 import threading
 import time
 from contextlib import ExitStack
 
 from rclpy.callback_groups import CallbackGroup
 from rclpy.guard_condition import GuardCondition
+
+from .realtime import configure_thread
 try:
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 except ImportError:    # a future rclpy without it: the executor path (see available())
@@ -96,6 +97,8 @@ class SensorThread:
       reported: the thread ends at its next wait.
     - ``with_info``: callbacks get ``(message, info)``, ``info`` the dict of rclpy's
       ``take_message`` (``source_timestamp``, ``received_timestamp`` [ns], ...).
+    - ``realtime``: (SCHED_FIFO priority, CPUs) of the thread, set as it starts
+      (:func:`.realtime.configure_thread`; refusals are warnings on the node's logger).
     - ``on_idle()``, if given, is called on the thread each time no message is pending,
       before it waits: for work that may wait but should not delay the callbacks. Work done
       in steps returns True while steps remain: the thread then takes the messages that
@@ -127,10 +130,10 @@ class SensorThread:
                            f"sensor inputs are taken by the executor instead")
         return not missing
 
-    def __init__(self, node, on_error, with_info=False, on_idle=None, cpu=-1):
+    def __init__(self, node, on_error, with_info=False, on_idle=None, realtime=(0, ())):
         self.group = _ExecutorExcluded()
         self._node, self._on_error, self._with_info = node, on_error, with_info
-        self._cpu = cpu
+        self._realtime = realtime
         self._on_idle = on_idle
         self._stop = threading.Event()
         self._wake = GuardCondition(None, None, context=node.context)
@@ -172,22 +175,15 @@ class SensorThread:
             self._thread.join(timeout_s)
         self._wake.destroy()
 
-    def _pin(self):
-        """Pin this thread to CPU ``cpu`` (>= 0) where the OS allows it; else a warning and
-        the thread runs unpinned. For a core set aside for control on a robot (isolcpus), as
-        ros2_control's ``cpu_affinity``; on the shared 2-vCPU test machine it saved 2-6 % of
-        the CPU per JointState in alternating bench_node runs, within the machine's noise."""
-        if self._cpu < 0:
-            return
-        try:
-            os.sched_setaffinity(0, {self._cpu})       # 0: the calling thread (Linux)
-        except (AttributeError, OSError, ValueError) as exc:
-            self._node.get_logger().warning(
-                f"sensor_thread_cpu {self._cpu}: the sensor thread cannot be pinned ({exc}); "
-                f"it runs on any CPU")
+    def _configure(self):
+        """``realtime`` = (SCHED_FIFO priority, CPUs) of this thread (:mod:`.realtime`: 0 and
+        empty leave it as it is); each refusal is one warning, and the thread runs on."""
+        priority, cpus = self._realtime
+        for warning in configure_thread(priority, cpus):
+            self._node.get_logger().warning(warning)
 
     def _run(self, subscriptions):
-        self._pin()
+        self._configure()
         context = self._node.context
         wait_set = _rclpy.WaitSet(len(subscriptions), 1, 0, 0, 0, 0, context.handle)
         # (subscription, its handle): rclpy's handle property, read once (~10 reads a tick)

@@ -67,8 +67,15 @@ _PARAMETERS = (
     ("sensor_thread", True, "true: joint_states, odometry and wrenches are taken on a thread "
      "of the node's own (~0.25 ms less CPU per message than rclpy's executor); false: by the "
      "executor that spins the node", True),
-    ("sensor_thread_cpu", -1, "CPU the sensor thread (and so the tick) is pinned to (Linux), "
-     "e.g. a core isolated for control; -1 = not pinned", True),
+    ("sensor_thread_cpu", -1, "deprecated: cpu_affinity [N] (used as it when cpu_affinity is "
+     "empty, with a warning); -1 = not set", True),
+    ("thread_priority", 0, "SCHED_FIFO priority (1-99) of the thread that ticks, as "
+     "ros2_control's; 0 = normal scheduling. Where the OS refuses, one warning naming why, "
+     "and the node runs on", True),
+    ("cpu_affinity", Parameter.Type.INTEGER_ARRAY, "CPUs of the thread that ticks (Linux), "
+     "e.g. a core isolated for control; empty = any", True),
+    ("lock_memory", False, "mlockall the node's process (its memory never pages out); where "
+     "the OS refuses, one warning naming why", True),
     ("merge_queued_joint_states", False, "with rate 0 and the sensor thread: true = "
      "JointStates that queued up while a tick ran are merged by name into one tick on the "
      "newest (fresh outputs, fewer of them, when the node falls behind; counted on "
@@ -113,7 +120,17 @@ class Settings:
     diagnostics_period: float = 1.0
     sensor_thread: bool = True
     sensor_thread_cpu: int = -1
+    thread_priority: int = 0
+    cpu_affinity: tuple = ()
+    lock_memory: bool = False
     merge_queued_joint_states: bool = False
+
+    @property
+    def ticking_cpus(self):
+        """CPUs of the ticking thread: cpu_affinity, else the deprecated sensor_thread_cpu."""
+        if self.cpu_affinity or self.sensor_thread_cpu < 0:
+            return self.cpu_affinity
+        return (self.sensor_thread_cpu,)
 
     @property
     def representation(self):
@@ -172,15 +189,23 @@ def make_settings(**values):
         _string(name, getattr(s, name), allow_empty=False)
     for name in ("use_odometry", "publish_tf", "publish_base_tf", "publish_markers",
                  "publish_forward_dynamics", "sensor_thread", "merge_queued_joint_states",
-                 "ignore_timestamp"):
+                 "ignore_timestamp", "lock_memory"):
         if not isinstance(getattr(s, name), bool):
             raise ValueError(f"parameter '{name}' must be a bool, got {getattr(s, name)!r}")
     cpu = s.sensor_thread_cpu
     if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < -1:
         raise ValueError(f"parameter 'sensor_thread_cpu' must be a CPU index >= 0 or -1, "
                          f"got {cpu!r}")
+    priority = s.thread_priority
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 99:
+        raise ValueError(f"parameter 'thread_priority' must be an integer in 0-99 (0: off), "
+                         f"got {priority!r}")
+    cpus = tuple(s.cpu_affinity or ())
+    if any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in cpus):
+        raise ValueError(f"parameter 'cpu_affinity' must list CPU indices >= 0, got "
+                         f"{list(cpus)}")
     return replace(
-        s, contacts=contacts, fixed_base_pose=pose,
+        s, contacts=contacts, fixed_base_pose=pose, cpu_affinity=cpus,
         contact_topics=tuple((c, _string(contact_topic_parameter(c),
                                          topics.get(c, f"{c}/wrench"), False))
                              for c in contacts),
@@ -223,6 +248,7 @@ def declare_settings(node):
                                          dynamic_typing=dynamic)
         values[name] = node.declare_parameter(name, default, descriptor).value
     values["contacts"] = tuple(values["contacts"] or ())
+    values["cpu_affinity"] = tuple(values["cpu_affinity"] or ())
     topics, geometry = [], []
     for contact in values["contacts"]:
         name = contact_topic_parameter(contact)

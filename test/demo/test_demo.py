@@ -51,7 +51,7 @@ NODE = '/kin_dyn_node'
 # (the balance outputs ~/zmp, ~/capture_point, ~/cop: every tick while a foot is loaded,
 # which the demo's feet always are)
 BALANCE_OUTPUTS = [f'{NODE}/zmp', f'{NODE}/capture_point', f'{NODE}/cop']
-PER_TICK_OUTPUTS = ['/tf', f'{NODE}/com', f'{NODE}/centroidal_momentum',
+PER_TICK_OUTPUTS = [f'{NODE}/com', f'{NODE}/centroidal_momentum',
                     f'{NODE}/gravity_torques', f'{NODE}/forward_dynamics',
                     f'{NODE}/markers'] + BALANCE_OUTPUTS
 # at the node's equilibrium_rate (100 Hz), but only in moments without inputs waiting: an
@@ -59,6 +59,7 @@ PER_TICK_OUTPUTS = ['/tf', f'{NODE}/com', f'{NODE}/centroidal_momentum',
 # their presence and an upper bound are checked
 EQUILIBRIUM_OUTPUTS = [f'{NODE}/support_polygon', f'{NODE}/stability_margin']
 EQUILIBRIUM_RATE_HZ = 100.0
+TF_HZ = 20.0           # the node's default publish_frequency
 INPUTS = ['/joint_states', '/odom', '/l_sole/wrench', '/r_sole/wrench']
 PLOTS = ['com', 'momentum', 'gravity_torques', 'forward_dynamics', 'latency', 'balance']
 # The demo drops ticks when its timer falls behind (a loaded machine): the counts below are
@@ -140,7 +141,7 @@ def icub_run(tmp_path_factory):
 def test_mcap_holds_every_topic_with_the_expected_counts(icub_run):
     out, summary, _ = icub_run
     counts, schemas = _mcap_counts(out / 'kin_dyn_demo.mcap')
-    for topic in INPUTS + PER_TICK_OUTPUTS + ['/tf_static', '/diagnostics',
+    for topic in INPUTS + PER_TICK_OUTPUTS + ['/tf', '/tf_static', '/diagnostics',
                                               '/robot_description']:
         assert counts.get(topic, 0) > 0, f'{topic} missing from the MCAP: {counts}'
     # every input: once per tick, plus one priming odometry/wrench before the first tick;
@@ -158,6 +159,8 @@ def test_mcap_holds_every_topic_with_the_expected_counts(icub_run):
         assert abs(counts[topic] - answered) <= 2, (topic, counts)
     for topic in EQUILIBRIUM_OUTPUTS:
         assert 1 <= counts.get(topic, 0) <= EQUILIBRIUM_RATE_HZ * DURATION_S + 2, (topic, counts)
+    # /tf at the node's default publish_frequency, 20 per second of JointState stamps
+    assert 0.5 * TF_HZ * DURATION_S <= counts['/tf'] <= TF_HZ * DURATION_S + 2, counts
     assert counts['/robot_description'] == 1
     assert counts['/tf_static'] >= 1
     assert counts['/diagnostics'] >= DURATION_S - 1     # 1 Hz
@@ -177,7 +180,7 @@ def test_mcap_holds_every_topic_with_the_expected_counts(icub_run):
 def test_mcap_decodes_with_its_own_schemas(icub_run):
     out, _, _ = icub_run
     decoded = _decode_first_of_each_topic(out / 'kin_dyn_demo.mcap')
-    for topic in INPUTS + PER_TICK_OUTPUTS + ['/tf_static', '/diagnostics']:
+    for topic in INPUTS + PER_TICK_OUTPUTS + ['/tf', '/tf_static', '/diagnostics']:
         assert topic in decoded, topic
     assert decoded['/odom'].child_frame_id == 'root_link'
     assert decoded['/l_sole/wrench'].header.frame_id == 'l_sole'

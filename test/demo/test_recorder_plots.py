@@ -15,8 +15,10 @@ from kin_dyn_ros.demo.__main__ import _report
 from kin_dyn_ros.demo.analysis import (_balance, forward_dynamics_figures, motion_zmp,
                                        polygon_margins)
 from kin_dyn_ros.demo.plots import (Series, _busiest_joints, _with_gaps, joint_groups,
-                                    joint_label, plot_all, plot_balance, plot_forward_dynamics)
-from kin_dyn_ros.demo.runner import Summary
+                                    joint_label, plot_all, plot_balance, plot_forward_dynamics,
+                                    torques_note)
+from kin_dyn_ros.demo.runner import Summary, equilibrium_report
+from kin_dyn_ros.node.diagnostics import InputsReport, build_diagnostics
 from kin_dyn_ros.demo.recorder import SEPARATOR, McapRecorder, message_definition
 
 
@@ -137,6 +139,19 @@ def test_plot_all_writes_png_images(tmp_path, equilibrium):
     # g(q), the equilibrium torques and their difference side by side; g(q) alone without
     assert sizes["gravity_torques"] > (2000 if equilibrium else 0)
     assert sizes["gravity_torques"] < (10_000 if equilibrium else 1500)
+
+
+def test_without_equilibrium_torques_the_note_gives_the_nodes_reason():
+    """The reason is the node's own (its /diagnostics, as the node builds them), the last
+    one received."""
+    why = "40 due, 0 published; 40 replaced by a newer tick while the worker was busy"
+    msgs = [build_diagnostics("kin_dyn_node", None, None, InputsReport(), (0,) * 6, text)
+            for text in ("1 due, 0 published", why)]
+    assert equilibrium_report(msgs) == why and equilibrium_report([]) == ""
+    series = _series(equilibrium=False)
+    series.equilibrium_report = equilibrium_report(msgs)
+    assert why in torques_note(series, False)
+    assert "none received" in torques_note(_series(equilibrium=False), False)
 
 
 def test_fd_error_per_tick():

@@ -5,8 +5,11 @@ Not a test module (no ``test_`` prefix); the ROS test files import it.
 """
 
 import os
+import pathlib
 import random
 import re
+import shutil
+import sys
 from contextlib import contextmanager
 
 import numpy as np
@@ -244,6 +247,16 @@ def node_and_rig(context, params, helper_name, contact_topics, namespace,
         executor.shutdown()
         helper.destroy_node()
         node.destroy_node()
+
+
+def node_command():
+    """The installed console script, as launch runs it (lib/kin_dyn_ros for a colcon install,
+    the venv's bin for an editable pip install), else the module."""
+    for candidate in (pathlib.Path(sys.prefix) / 'lib' / 'kin_dyn_ros' / 'kin_dyn_node',
+                      shutil.which('kin_dyn_node')):
+        if candidate and os.access(candidate, os.X_OK):
+            return [str(candidate)]
+    return [sys.executable, '-m', 'kin_dyn_ros.node']
 
 
 def load_model(rig, urdf, odometry=True):

@@ -381,6 +381,25 @@ def test_a_contact_under_the_threshold_is_inactive(system, ref):
     assert support_markers(system, stamp)[0].action == Marker.DELETE
 
 
+def test_diagnostics_count_the_due_equilibrium_ticks_and_why_not(system):
+    """After the ticks above (among them one with no active contact): /diagnostics counts
+    the due equilibrium ticks, the published ones (as many as the rig received, or more:
+    its queue is 10 deep) and each reason for the others; none is unaccounted for but
+    the one in flight."""
+    rig = system.rig
+    count = len(rig.received['diagnostics'])
+    assert rig.spin_until(lambda: len(rig.received['diagnostics']) > count)
+    tick = next(st for st in rig.received['diagnostics'][-1].status if st.name.endswith('tick'))
+    report = {kv.key: kv.value for kv in tick.values}['equilibrium torques']
+    match = re.fullmatch(r'(\d+) due, (\d+) published((?:; \d+ [^;]+)*)', report)
+    assert match, report
+    due, published = int(match.group(1)), int(match.group(2))
+    skipped = dict((why, int(n)) for n, why in re.findall(r'; (\d+) ([^;]+)', match.group(3)))
+    assert published >= len(rig.received['equilibrium_torques']) >= 1
+    assert any(why.startswith('no active contact') for why in skipped), report
+    assert published + sum(skipped.values()) in (due, due - 1), report
+
+
 def test_contact_outputs_are_throttled_to_equilibrium_rate(system, ref):
     node, rig = system.node, system.rig
     w_H_b, s = standing(ref)

@@ -497,7 +497,8 @@ def test_tick_stats_and_diagnostics():
     assert tick.level == tick.OK and '2 ticks' in tick.message and 'merged' not in tick.message
     assert {kv.key: kv.value for kv in tick.values} == {
         'ticks': '2', 'mean [ms]': '3.000', 'max [ms]': '4.000', 'CPU mean [ms]': '1.000',
-        'CPU max [ms]': '1.500', 'JointStates merged into a later tick': '0'}
+        'CPU max [ms]': '1.500', 'JointStates merged into a later tick': '0',
+        'equilibrium torques': 'off'}
     behind = build_diagnostics('kd', Time(), None, InputsReport(),
                                (2, 0.003, 0.004, 0.001, 0.0015, 7)).status[2]
     assert behind.level == behind.OK and '7 JointStates merged into a later tick' in behind.message

@@ -16,11 +16,11 @@ Run:  source scripts/env.sh && python -m pytest test/ros/test_node_process.py
 
 import os
 import pathlib
-import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -44,23 +44,13 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 from ros_helpers import (MIMIC_URDF, Rig, joint_state_msg, loopback_context,  # noqa: E402
-                         from_ns, module_namespace, ns, stamp_of, wrench_msg)
+                         from_ns, module_namespace, node_command, ns, stamp_of, wrench_msg)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
 CONFIG = [REPO / 'config' / 'kin_dyn.yaml', REPO / 'config' / 'icub.yaml']
 NAMESPACE = module_namespace(__name__)   # the node's, the helper's and the client's
 FOREIGN_STAMP = from_ns(1_000_000_000)   # the foreign messages' stamp: 1 s after the epoch
-
-
-def node_command():
-    """The installed console script, as launch runs it (lib/kin_dyn_ros for a colcon install,
-    the venv's bin for an editable pip install), else the module."""
-    for candidate in (pathlib.Path(sys.prefix) / 'lib' / 'kin_dyn_ros' / 'kin_dyn_node',
-                      shutil.which('kin_dyn_node')):
-        if candidate and os.access(candidate, os.X_OK):
-            return [str(candidate)]
-    return [sys.executable, '-m', 'kin_dyn_ros.node']
 
 
 @pytest.fixture(scope='module')
@@ -154,7 +144,8 @@ def test_node_process_publishes_and_exits_cleanly_on_sigint(ros_context, config,
     kd = KinDynComputations(urdf)
     proc = start_node(config, 'use_odometry:=false',
                       'fixed_base_pose:=[0.1, 0.0, 0.6, 0.0, 0.0, 0.0, 1.0]',
-                      'diagnostics_period:=0.2')
+                      'diagnostics_period:=0.2',
+                      'publish_frequency:=1000.0')     # /tf on every tick: checked below
     helper = rclpy.create_node('kin_dyn_process_test', namespace=NAMESPACE,
                                context=ros_context)
     executor = SingleThreadedExecutor(context=ros_context)
@@ -236,3 +227,72 @@ def test_node_process_publishes_and_exits_cleanly_on_sigint(ros_context, config,
     assert "loaded model 'iCub'" in out
     assert 'mimic_arm' not in out             # the foreign description never came
     assert 'Traceback' not in out
+
+
+def descendants(pid):
+    """Pids of every process below ``pid`` (Linux /proc)."""
+    parents = {}
+    for stat in pathlib.Path('/proc').glob('[0-9]*/stat'):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        parents.setdefault(int(text[text.rindex(')') + 2:].split()[1]), []).append(
+            int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        kids = parents.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def alive(pid):
+    try:
+        return pathlib.Path(f'/proc/{pid}/stat').read_text().split(') ')[1][0] != 'Z'
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='/proc and process groups')
+def test_two_sigints_to_the_process_group_end_everything_quietly(ros_context, config):
+    """A terminal's Ctrl-C under ros2 launch: SIGINT to the whole process group (the node and
+    its workers), and launch's own SIGINT to the node 50 ms later. Everything ends, exit 0,
+    no traceback (the second SIGINT came during the clean-up: a KeyboardInterrupt in the
+    worker's wait, before)."""
+    urdf = pathlib.Path(icub_models.get_model_file('iCubGazeboV2_5')).read_text()
+    helper = rclpy.create_node('kin_dyn_sigint_test', namespace=NAMESPACE, context=ros_context)
+    helper.create_publisher(String, 'robot_description', LATCHED_QOS).publish(String(data=urdf))
+    proc = subprocess.Popen(node_command() + ['--ros-args', '-r', f'__ns:={NAMESPACE}']
+                            + [a for f in config for a in ('--params-file', str(f))],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=REPO, env=dict(os.environ), start_new_session=True)
+    try:
+        executor = SingleThreadedExecutor(context=ros_context)
+        executor.add_node(helper)
+        static = []                   # the model is loaded: its /tf_static
+        helper.create_subscription(TFMessage, '/tf_static', lambda m: static.extend(
+            t.child_frame_id for t in m.transforms), LATCHED_QOS)
+        deadline = time.monotonic() + 60.0      # then the workers start
+        while (len(descendants(proc.pid)) < 2 or 'l_sole' not in static) \
+                and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.05)
+        executor.shutdown()
+        workers = descendants(proc.pid)
+        assert len(workers) >= 2, 'the workers (equilibrium torques, services) never started'
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, _ = proc.communicate(timeout=20)
+    finally:
+        helper.destroy_node()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, out
+    assert "loaded model 'iCub'" in out
+    assert 'Traceback' not in out and 'KeyboardInterrupt' not in out, out
+    deadline = time.monotonic() + 5.0
+    while any(alive(p) for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in workers if alive(p)], 'a worker outlived the node'

@@ -6,6 +6,7 @@ thread.
 """
 
 import os
+import subprocess
 import pathlib
 import sys
 import threading
@@ -269,9 +270,10 @@ def test_a_callback_failing_after_shutdown_is_not_reported():
 
 
 @pytest.mark.skipif(not hasattr(os, 'sched_setaffinity'), reason='CPU affinity is Linux-only')
-def test_cpu_pins_the_thread_and_a_refused_cpu_leaves_it_unpinned(pair, monkeypatch):
-    """``cpu`` (sensor_thread_cpu) pins the thread, not the process; a CPU the OS refuses
-    leaves the thread on the process's CPUs with one warning, and it still takes messages."""
+def test_cpus_pin_the_thread_and_a_refused_cpu_leaves_it_unpinned(pair, monkeypatch):
+    """``realtime``'s CPUs (cpu_affinity) pin the thread, not the process; a CPU the OS
+    refuses leaves the thread on the process's CPUs with one warning, and it still takes
+    messages."""
     allowed = os.sched_getaffinity(0)
     cpu = max(allowed)
     warnings = []
@@ -280,10 +282,40 @@ def test_cpu_pins_the_thread_and_a_refused_cpu_leaves_it_unpinned(pair, monkeypa
         got = []
         thread, pub = wired(pair, lambda sub, exc: None, topic,
                             lambda m: got.append(os.sched_getaffinity(threading.get_native_id())),
-                            cpu=wanted)
+                            realtime=(0, (wanted,)))
         thread.start()
         pub.publish(Int32(data=1))
         assert spin_until(pair[2], lambda: got)
         assert got[0] == expected and os.sched_getaffinity(0) == allowed
         thread.stop()
-    assert len(warnings) == 1 and 'sensor_thread_cpu 4096' in warnings[0]
+    assert len(warnings) == 1 and 'cpu_affinity [4096]' in warnings[0]
+
+
+@pytest.mark.skipif(not hasattr(os, 'SCHED_FIFO'), reason='SCHED_FIFO is Linux-only')
+def test_a_priority_makes_the_thread_fifo_or_says_why_not(pair, monkeypatch):
+    """The thread, not the process, runs SCHED_FIFO at the priority (where permitted; else one
+    warning with the cause), with reset-on-fork: a process it starts is not real-time."""
+    warnings = []
+    monkeypatch.setattr(pair[1], 'get_logger', lambda: SimpleNamespace(warning=warnings.append))
+    got = []
+
+    def record(msg):
+        tid = threading.get_native_id()
+        child = subprocess.run([sys.executable, '-c', 'import os; print(os.sched_getscheduler(0))'],
+                               capture_output=True, text=True, check=True)
+        got.append((os.sched_getscheduler(tid), os.sched_getparam(tid).sched_priority,
+                    int(child.stdout)))
+    thread, pub = wired(pair, lambda sub, exc: None, 'fifo', record, realtime=(3, ()))
+    thread.start()
+    pub.publish(Int32(data=1))
+    assert spin_until(pair[2], lambda: got)
+    thread.stop()
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER          # the process's main thread
+    policy, priority, child = got[0]
+    if warnings:                                              # refused: the cause is named
+        assert len(warnings) == 1 and 'thread_priority 3' in warnings[0] \
+            and ('rtprio limit' in warnings[0] or 'cgroup' in warnings[0])
+        assert policy == os.SCHED_OTHER
+    else:
+        assert policy & ~os.SCHED_RESET_ON_FORK == os.SCHED_FIFO and priority == 3
+        assert child == os.SCHED_OTHER

@@ -36,7 +36,7 @@ NEUTRAL = REPO / 'config' / 'kin_dyn.yaml'
 ICUB = REPO / 'config' / 'icub.yaml'
 NODE_NAME = 'kin_dyn_node'
 CONTACT = 'some_link'        # stands for README's <name>
-NO_DEFAULT = {'contacts'}    # declared by type only: README documents it as []
+NO_DEFAULT = {'contacts', 'cpu_affinity'}    # declared by type only: README says []
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -111,7 +111,8 @@ def readme_tables():
 @pytest.fixture(scope='module')
 def declared():
     """{name: (default, read_only)} of every parameter, the per-contact ones for CONTACT."""
-    return declare(contacts=[CONTACT])[1] | {'contacts': ([], declare()[1]['contacts'][1])}
+    plain = declare()[1]
+    return declare(contacts=[CONTACT])[1] | {name: ([], plain[name][1]) for name in NO_DEFAULT}
 
 
 def test_the_declaration_is_found(declared):

@@ -1,0 +1,88 @@
+"""Real-time scheduling of the ticking thread and memory locking, as ros2_control's
+controller_manager does it (``thread_priority``, ``cpu_affinity``, ``lock_memory``).
+
+Each request either takes effect or gives one warning naming why the OS refused it (no
+CAP_SYS_NICE and an rtprio limit below the priority, a cgroup without real-time runtime, no
+CAP_IPC_LOCK and a memlock limit below what the process holds) and how to allow it; the
+node runs on either way. Linux only (elsewhere: a warning). The standard library only.
+
+SCHED_FIFO is set with SCHED_RESET_ON_FORK: the worker processes the ticking thread starts
+run at normal priority (they lower theirs further), never at the tick's.
+"""
+
+import ctypes
+import errno
+import os
+import resource
+
+__all__ = ["configure_thread", "lock_memory", "rt_refusal", "memlock_refusal"]
+
+_MCL_CURRENT, _MCL_FUTURE = 1, 2
+HOW_TO = ("Allow it with /etc/security/limits.conf (`<user> - rtprio 99`, `<user> - memlock "
+          "unlimited`) or, in a container, --cap-add=sys_nice --ulimit rtprio=99 --ulimit "
+          "memlock=-1")
+
+
+def configure_thread(priority=0, cpus=(), tid=0):
+    """SCHED_FIFO at ``priority`` (1-99; 0: leave the policy) and the CPU set ``cpus``
+    (empty: leave it) of the thread ``tid`` (0: the calling thread). Returns the warnings
+    (empty when both took effect)."""
+    warnings = []
+    if cpus:
+        try:
+            os.sched_setaffinity(tid, set(cpus))
+        except (AttributeError, OSError, ValueError) as exc:
+            warnings.append(f"cpu_affinity {list(cpus)}: the OS refused ({exc}); the ticking "
+                            f"thread runs on any CPU")
+    if priority > 0:
+        try:
+            policy = os.SCHED_FIFO | getattr(os, "SCHED_RESET_ON_FORK", 0)
+            os.sched_setscheduler(tid, policy, os.sched_param(priority))
+        except AttributeError:
+            warnings.append(f"thread_priority {priority}: no SCHED_FIFO on this OS; the "
+                            f"ticking thread runs at normal priority")
+        except OSError as exc:
+            warnings.append(f"thread_priority {priority}: SCHED_FIFO refused "
+                            f"({rt_refusal(exc.errno, priority)}); the ticking thread runs at "
+                            f"normal priority. {HOW_TO}")
+    return warnings
+
+
+def rt_refusal(code, priority, rtprio_limit=None):
+    """Why SCHED_FIFO at ``priority`` was refused with errno ``code`` (``rtprio_limit``: the
+    soft RLIMIT_RTPRIO, read when None)."""
+    if code != errno.EPERM:
+        return os.strerror(code)
+    limit = resource.getrlimit(resource.RLIMIT_RTPRIO)[0] if rtprio_limit is None \
+        else rtprio_limit
+    if limit < priority:
+        return f"no CAP_SYS_NICE and the rtprio limit is {limit}, below {priority}"
+    return ("permitted by the rtprio limit, refused by the kernel: the cgroup has no "
+            "real-time runtime (cpu.rt_runtime_us; Docker: --cpu-rt-runtime)")
+
+
+def lock_memory():
+    """mlockall(MCL_CURRENT | MCL_FUTURE): the process's memory never pages out. Returns a
+    warning, or None when it took effect."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        failed = libc.mlockall(_MCL_CURRENT | _MCL_FUTURE) != 0
+    except (AttributeError, OSError) as exc:
+        return f"lock_memory: mlockall unavailable ({exc}); memory is not locked"
+    if not failed:
+        return None
+    return (f"lock_memory: mlockall refused ({memlock_refusal(ctypes.get_errno())}); memory "
+            f"is not locked. {HOW_TO}")
+
+
+def memlock_refusal(code, memlock_limit=None):
+    """Why mlockall was refused with errno ``code`` (``memlock_limit``: the soft
+    RLIMIT_MEMLOCK in bytes, read when None)."""
+    limit = resource.getrlimit(resource.RLIMIT_MEMLOCK)[0] if memlock_limit is None \
+        else memlock_limit
+    if code == errno.ENOMEM:
+        shown = "unlimited" if limit == resource.RLIM_INFINITY else f"{limit} bytes"
+        return f"no CAP_IPC_LOCK and the memlock limit is {shown}, below what the node holds"
+    if code == errno.EPERM:
+        return "no CAP_IPC_LOCK"
+    return os.strerror(code)

@@ -1,0 +1,148 @@
+"""node/realtime.py and the node's thread_priority, cpu_affinity and lock_memory: the node
+process started as launch starts it (MIMIC_URDF as its robot_description parameter), its
+threads' scheduling read from /proc; then the same without the privileges (``setpriv``
+drops CAP_SYS_NICE and CAP_IPC_LOCK from its bounding set; the rtprio and memlock limits
+stay the machine's): one warning each, naming the cause, and the node runs on.
+
+Run:  source scripts/env.sh && python -m pytest test/ros/test_realtime.py
+"""
+
+import errno
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+from ros_helpers import (MIMIC_URDF, Rig, joint_state_msg, loopback_context,  # noqa: E402
+                         module_namespace, node_command)
+
+from kin_dyn_ros.node.realtime import memlock_refusal, rt_refusal  # noqa: E402
+
+NAMESPACE = module_namespace(__name__)
+LINUX = pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux scheduling')
+DROP = ['--bounding-set=-sys_nice,-ipc_lock', '--inh-caps=-sys_nice,-ipc_lock']
+SCHED_FIFO = 1
+
+
+@pytest.fixture(scope='module')
+def ros_context():
+    yield from loopback_context(201, 210)
+
+
+# -- the causes, as the OS gives them ---------------------------------------------------------
+def test_a_refused_priority_names_the_limit_or_the_cgroup():
+    assert rt_refusal(errno.EPERM, 50, rtprio_limit=0) == \
+        'no CAP_SYS_NICE and the rtprio limit is 0, below 50'
+    assert 'cgroup has no real-time runtime' in rt_refusal(errno.EPERM, 50, rtprio_limit=99)
+    assert rt_refusal(errno.EINVAL, 50, rtprio_limit=99) == os.strerror(errno.EINVAL)
+
+
+def test_a_refused_lock_names_the_memlock_limit():
+    assert memlock_refusal(errno.ENOMEM, memlock_limit=8 << 20) == \
+        'no CAP_IPC_LOCK and the memlock limit is 8388608 bytes, below what the node holds'
+    assert memlock_refusal(errno.EPERM, memlock_limit=0) == 'no CAP_IPC_LOCK'
+
+
+# -- the node process -------------------------------------------------------------------------
+def threads(pid):
+    """[(policy, rt_priority, CPUs allowed)] of every thread of process ``pid`` (/proc)."""
+    out = []
+    for task in pathlib.Path(f'/proc/{pid}/task').iterdir():
+        try:
+            stat = (task / 'stat').read_text()
+            status = (task / 'status').read_text()
+        except OSError:        # the thread ended meanwhile
+            continue
+        fields = stat[stat.rindex(')') + 2:].split()     # from field 3 on
+        cpus = re.search(r'Cpus_allowed_list:\s*(\S+)', status).group(1)
+        out.append((int(fields[38]), int(fields[37]), cpus))
+    return out
+
+
+def locked_kb(pid):
+    return int(re.search(r'VmLck:\s*(\d+)', pathlib.Path(f'/proc/{pid}/status').read_text())
+               .group(1))
+
+
+def run_node(ros_context, prefix, *params):
+    """Start the node (``prefix`` + its command), tick it once, hand ``inspect(pid)`` the
+    running process; its output once it ended on SIGINT (exit 0 asserted)."""
+    proc = subprocess.Popen(
+        prefix + node_command() + ['--ros-args', '-r', f'__ns:={NAMESPACE}', '-p',
+                                   f'robot_description:={MIMIC_URDF}', '-p',
+                                   'use_odometry:=false'] + [a for p in params
+                                                             for a in ('-p', p)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO,
+        env=dict(os.environ))
+    helper = rclpy.create_node('kin_dyn_realtime_test', namespace=NAMESPACE,
+                               context=ros_context)
+    executor = SingleThreadedExecutor(context=ros_context)
+    executor.add_node(helper)
+    try:
+        rig = Rig(helper, executor)
+        rig.wait_matched(timeout_s=60.0, odometry=False)
+
+        def probe():
+            rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], stamp=rig.now()))
+        assert rig.spin_until(lambda: rig.received['com'], timeout_s=30.0, on_tick=probe)
+        seen = threads(proc.pid), locked_kb(proc.pid)
+    finally:
+        executor.shutdown()
+        helper.destroy_node()
+        proc.send_signal(signal.SIGINT)
+        try:
+            out, _ = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, _ = proc.communicate()
+    assert proc.returncode == 0, out
+    return seen, out
+
+
+def can_be_real_time():
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
+    except OSError:
+        return False
+    os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    return True
+
+
+@LINUX
+def test_the_ticking_thread_alone_is_fifo_pinned_and_the_memory_locked(ros_context):
+    if not can_be_real_time():
+        pytest.skip('this process may not use SCHED_FIFO: the refusal is tested below')
+    cpu = max(os.sched_getaffinity(0))
+    (tasks, locked), out = run_node(ros_context, [], 'thread_priority:=20',
+                                    f'cpu_affinity:=[{cpu}]', 'lock_memory:=true')
+    fifo = [t for t in tasks if t[0] == SCHED_FIFO]
+    assert [(t[1], t[2]) for t in fifo] == [(20, str(cpu))], tasks     # one thread: the tick's
+    assert all(t[0] != SCHED_FIFO and t[2] != str(cpu) for t in tasks if t not in fifo) \
+        or len(os.sched_getaffinity(0)) == 1
+    assert locked > 100_000                   # kB: the whole process (numba, the model, ...)
+    assert 'refused' not in out and 'deprecated' not in out
+
+
+@LINUX
+def test_without_the_privileges_one_warning_each_and_the_node_runs(ros_context):
+    if shutil.which('setpriv') is None or os.geteuid() != 0:
+        pytest.skip('needs setpriv run as root to drop the capabilities (util-linux)')
+    (tasks, locked), out = run_node(ros_context, ['setpriv', *DROP], 'thread_priority:=50',
+                                    'lock_memory:=true', 'sensor_thread_cpu:=0')
+    assert all(t[0] != SCHED_FIFO for t in tasks) and locked == 0
+    priority = re.findall(r'thread_priority 50: SCHED_FIFO refused \(([^)]*)\)', out)
+    memory = re.findall(r'lock_memory: mlockall refused \(([^)]*)\)', out)
+    assert len(priority) == 1 and ('rtprio limit' in priority[0] or 'cgroup' in priority[0])
+    assert len(memory) == 1 and 'memlock limit' in memory[0], out
+    assert out.count('sensor_thread_cpu is deprecated') == 1
+    assert 'limits.conf' in out and 'Traceback' not in out
