@@ -1078,6 +1078,10 @@ def main():
         description = node.create_publisher(String, 'robot_description', LATCHED_QOS)
         description.publish(String(data=model_urdf(args.model)))
         receiver = Receiver(node, [f.namespace for f in floors], args.thread_priority)
+        if args.thread_priority:    # its middleware threads too, as the node's
+            from kin_dyn_ros.node.realtime import configure_native_threads
+            for warning in configure_native_threads(args.thread_priority):
+                print(f'receiver: {warning}', file=sys.stderr)
         for floor in floors:
             floor.wait_ready()
         if receiver.with_info and not args.thread_priority:
@@ -1106,7 +1110,7 @@ def main():
                 load.close()
                 setter.close()
             records = {}
-            print_tf_rate(rows, per_tick_outputs())
+            print_tf_rate(rows, per_tick_outputs(), args.duration)
         elif args.balance_outputs:
             readers = BalanceReaders(__file__)
             try:

@@ -142,15 +142,16 @@ def run_tf_rates(measure, receiver, publisher_factory, args, node_pid, load):
     return rows
 
 
-def print_tf_rate(rows, outputs):
-    """Per rate and publish_frequency: the node's CPU per JointState, the listener's CPU per
-    JointState and per second, /tf messages per second, and the other per-tick outputs'
-    worst received share; then pooled per rate."""
+def print_tf_rate(rows, outputs, duration):
+    """Per rate and publish_frequency: the node's CPU per JointState, /tf per JointState (as
+    this bench's raw receiver got it), the listener's CPU per JointState and in % of a core
+    over its window, the /tf messages it deserialised per second of the ``duration`` s
+    stream, and the other per-tick outputs' worst received share; then pooled per rate."""
     print()
     print('/tf on every tick against publish_frequency 20 Hz: the node and a tf2-like /tf '
           'listener (a process of its own, every TFMessage deserialised)')
-    print(f"{'rate':>5} {'publish_frequency':>17} {'node [ms/JS]':>13} "
-          f"{'listener [ms/JS]':>16} {'listener [% core]':>17} {'/tf [msg/s]':>11} "
+    print(f"{'rate':>5} {'publish_frequency':>17} {'node [ms/JS]':>13} {'/tf per JS':>10} "
+          f"{'listener [ms/JS]':>16} {'listener [% core]':>17} {'its /tf [msg/s]':>15} "
           f"{'other outputs received':>22}")
     pooled = {}
     for row in rows:
@@ -158,8 +159,9 @@ def print_tf_rate(rows, outputs):
         per_js = 1e3 * lis['cpu_s'] / max(1, row['sent'])
         share = min(row[k]['ratio'] for k in outputs if k != 'tf')
         print(f"{row['rate']:>5} {lis['frequency']:>17g} {row['cpu_ms']:>13.3f} "
-              f"{per_js:>16.3f} {100 * lis['cpu_s'] / lis['wall_s']:>17.1f} "
-              f"{lis['messages'] / lis['wall_s']:>11.1f} {100 * share:>21.1f}%")
+              f"{row['tf']['ratio']:>10.3f} {per_js:>16.3f} "
+              f"{100 * lis['cpu_s'] / lis['wall_s']:>17.1f} "
+              f"{lis['messages'] / duration:>15.1f} {100 * share:>21.1f}%")
         pooled.setdefault((row['rate'], lis['frequency']), []).append(
             (row['cpu_ms'], 100 * lis['cpu_s'] / lis['wall_s']))
     for rate in sorted({r for r, _ in pooled}):

@@ -80,7 +80,7 @@ from .balance_outputs import BalanceMessages, balance_markers  # noqa: E402
 from .markers import MarkerGroup, MarkerSet  # noqa: E402
 from .outputs import LATCHED_QOS, Publishers, TickMessages, static_transforms  # noqa: E402
 from .rates import SinceLast  # noqa: E402
-from .realtime import configure_thread, lock_memory  # noqa: E402
+from .realtime import configure_native_threads, configure_thread, lock_memory  # noqa: E402
 from .services import DynamicsServices, Snapshot  # noqa: E402
 from .settings import MODEL_FIELDS, declare_settings, updated_settings  # noqa: E402
 from .sensor_thread import clock_ns  # noqa: E402
@@ -160,6 +160,8 @@ class KinDynNode(Node):
             self._on_wrench, self._on_sensor_error, on_idle=self._on_sensors_idle)
         self._make_timers()
         self.add_on_set_parameters_callback(self._on_set_parameters)
+        for warning in configure_native_threads(self._settings.thread_priority):
+            self.get_logger().warning(warning)
 
     def _apply_process_settings(self):
         """lock_memory, and the deprecated sensor_thread_cpu's warning (each refusal or
@@ -451,7 +453,7 @@ class KinDynNode(Node):
     def _tf_turn(self, tick):
         """Whether the tick publishes /tf: every tick with ignore_timestamp, else at least
         1/publish_frequency of JointState stamps after the last /tf (robot_state_publisher's
-        rule)."""
+        rule, less half the JointState interval: :class:`.rates.SinceLast`)."""
         settings = self._settings
         return settings.ignore_timestamp or self._tf_due.due(
             tick.inputs.stamp_ns, round(1e9 / settings.publish_frequency))

@@ -7,15 +7,21 @@ CAP_IPC_LOCK and a memlock limit below what the process holds) and how to allow 
 node runs on either way. Linux only (elsewhere: a warning). The standard library only.
 
 SCHED_FIFO is set with SCHED_RESET_ON_FORK: the worker processes the ticking thread starts
-run at normal priority (they lower theirs further), never at the tick's.
+run at normal priority (they lower theirs further), never at the tick's. The middleware's
+own threads (Fast DDS's reception and event threads: not started by Python) carry the
+tick's inputs and outputs: :func:`configure_native_threads` gives them the tick's priority,
+as ``chrt -f`` would give the whole process; the executor's thread (services, parameters,
+timers) keeps normal scheduling.
 """
 
 import ctypes
 import errno
 import os
 import resource
+import threading
 
-__all__ = ["configure_thread", "lock_memory", "rt_refusal", "memlock_refusal"]
+__all__ = ["configure_thread", "configure_native_threads", "lock_memory", "rt_refusal",
+           "memlock_refusal"]
 
 _MCL_CURRENT, _MCL_FUTURE = 1, 2
 HOW_TO = ("Allow it with /etc/security/limits.conf (`<user> - rtprio 99`, `<user> - memlock "
@@ -46,6 +52,27 @@ def configure_thread(priority=0, cpus=(), tid=0):
                             f"({rt_refusal(exc.errno, priority)}); the ticking thread runs at "
                             f"normal priority. {HOW_TO}")
     return warnings
+
+
+def native_threads():
+    """Ids of the process's threads that Python did not start (the middleware's: DDS
+    reception and events), Linux; empty elsewhere."""
+    try:
+        tids = {int(t) for t in os.listdir("/proc/self/task")}
+    except OSError:
+        return []
+    return sorted(tids - {t.native_id for t in threading.enumerate()})
+
+
+def configure_native_threads(priority):
+    """SCHED_FIFO at ``priority`` (> 0) for every thread of :func:`native_threads`: the
+    middleware threads that deliver the ticking thread's inputs and send its outputs, which
+    would otherwise wait behind it for the CPU. Returns the warnings (one at most)."""
+    for tid in native_threads() if priority > 0 else ():
+        warnings = configure_thread(priority, (), tid)
+        if warnings:
+            return [warnings[0].replace("the ticking thread", "the middleware's threads")]
+    return []
 
 
 def rt_refusal(code, priority, rtprio_limit=None):

@@ -1,17 +1,46 @@
-"""node/rates.py: robot_state_publisher's publish_frequency rule over stamps.
+"""node/rates.py: robot_state_publisher's publish_frequency rule over stamps, with half the
+stream's interval allowed for stamp jitter.
 
 Run:  python -m pytest test/ros/test_rates.py
 """
+
+import numpy as np
 
 from kin_dyn_ros.node.rates import SinceLast
 
 MS = 1_000_000
 
 
-def test_due_at_least_a_period_after_the_last_due_stamp():
+def due(stamps, period):
     gate = SinceLast()
-    stamps = [0, 10 * MS, 49 * MS, 50 * MS, 51 * MS, 99 * MS, 100 * MS, 175 * MS, 200 * MS]
-    assert [t for t in stamps if gate.due(t, 50 * MS)] == [0, 50 * MS, 100 * MS, 175 * MS]
+    return [t for t in stamps if gate.due(t, period)]
+
+
+def test_a_regular_stream_publishes_one_stamp_per_period():
+    stamps = [k * MS for k in range(1000)]              # 1 kHz for 1 s
+    assert due(stamps, 50 * MS) == [k * 50 * MS for k in range(20)]
+    assert due(stamps, 10 * MS) == [k * 10 * MS for k in range(100)]
+    assert due(stamps, MS) == stamps                    # publish_frequency 1000: every tick
+
+
+def test_a_jittered_stream_keeps_the_rate():
+    """Stamps at 1 kHz +-0.2 ms (a driver stamping with its clock): every tick at 1000 Hz,
+    where robot_state_publisher's rule alone skips the ticks that came early; 20 Hz stays
+    20 Hz, no interval shorter than a period less half a tick."""
+    rng = np.random.default_rng(0)
+    stamps = [int(k * MS + rng.uniform(-0.2, 0.2) * MS) for k in range(10_000)]   # 10 s
+    assert due(stamps, MS) == stamps
+    twenty = due(stamps, 50 * MS)
+    assert 199 <= len(twenty) <= 201
+    assert min(np.diff(twenty)) >= 49.5 * MS - 0.4 * MS
+
+
+def test_a_slower_stream_publishes_the_first_stamp_a_period_after_the_last():
+    """A 10 Hz stream (mean interval 100 ms, half of it more than half a 50 ms period: the
+    slack is capped at 25 ms): every stamp is due; a 100 Hz stream, 5 ms slack: every 5th."""
+    assert due([k * 100 * MS for k in range(10)], 50 * MS) == [k * 100 * MS for k in range(10)]
+    stamps = [k * 10 * MS for k in range(100)]
+    assert due(stamps, 50 * MS) == stamps[::5]
 
 
 def test_a_stamp_going_back_is_due_and_restarts():

@@ -55,7 +55,7 @@ def test_a_refused_lock_names_the_memlock_limit():
 
 # -- the node process -------------------------------------------------------------------------
 def threads(pid):
-    """[(policy, rt_priority, CPUs allowed)] of every thread of process ``pid`` (/proc)."""
+    """[(policy, rt_priority, CPUs allowed, tid)] of every thread of process ``pid``."""
     out = []
     for task in pathlib.Path(f'/proc/{pid}/task').iterdir():
         try:
@@ -65,8 +65,13 @@ def threads(pid):
             continue
         fields = stat[stat.rindex(')') + 2:].split()     # from field 3 on
         cpus = re.search(r'Cpus_allowed_list:\s*(\S+)', status).group(1)
-        out.append((int(fields[38]), int(fields[37]), cpus))
+        out.append((int(fields[38]), int(fields[37]), cpus, int(task.name)))
     return out
+
+
+def proc_pid(tasks):
+    """The process id: its main thread's id, the lowest."""
+    return min(t[3] for t in tasks)
 
 
 def locked_kb(pid):
@@ -126,9 +131,12 @@ def test_the_ticking_thread_alone_is_fifo_pinned_and_the_memory_locked(ros_conte
     (tasks, locked), out = run_node(ros_context, [], 'thread_priority:=20',
                                     f'cpu_affinity:=[{cpu}]', 'lock_memory:=true')
     fifo = [t for t in tasks if t[0] == SCHED_FIFO]
-    assert [(t[1], t[2]) for t in fifo] == [(20, str(cpu))], tasks     # one thread: the tick's
-    assert all(t[0] != SCHED_FIFO and t[2] != str(cpu) for t in tasks if t not in fifo) \
-        or len(os.sched_getaffinity(0)) == 1
+    pinned = [t for t in fifo if t[2] == str(cpu)]
+    # the ticking thread (pinned) and the middleware's (DDS reception, events), all at 20;
+    # the main thread (the executor: services, parameters) at normal scheduling
+    assert len(pinned) == 1 and len(fifo) >= 2 and {t[1] for t in fifo} == {20}, tasks
+    main = next(t for t in tasks if t[3] == proc_pid(tasks))
+    assert main[0] != SCHED_FIFO, tasks
     assert locked > 100_000                   # kB: the whole process (numba, the model, ...)
     assert 'refused' not in out and 'deprecated' not in out
 
@@ -140,9 +148,11 @@ def test_without_the_privileges_one_warning_each_and_the_node_runs(ros_context):
     (tasks, locked), out = run_node(ros_context, ['setpriv', *DROP], 'thread_priority:=50',
                                     'lock_memory:=true', 'sensor_thread_cpu:=0')
     assert all(t[0] != SCHED_FIFO for t in tasks) and locked == 0
-    priority = re.findall(r'thread_priority 50: SCHED_FIFO refused \(([^)]*)\)', out)
+    priority = re.findall(r'thread_priority 50: SCHED_FIFO refused \(([^)]*)\); the (\w+)', out)
     memory = re.findall(r'lock_memory: mlockall refused \(([^)]*)\)', out)
-    assert len(priority) == 1 and ('rtprio limit' in priority[0] or 'cgroup' in priority[0])
+    # one for the ticking thread, one for the middleware's
+    assert sorted(who for _, who in priority) == ['middleware', 'ticking'], out
+    assert all('rtprio limit' in why or 'cgroup' in why for why, _ in priority)
     assert len(memory) == 1 and 'memlock limit' in memory[0], out
     assert out.count('sensor_thread_cpu is deprecated') == 1
     assert 'limits.conf' in out and 'Traceback' not in out
