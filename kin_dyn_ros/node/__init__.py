@@ -7,8 +7,11 @@ One job per module:
   from their bytes;
 - :mod:`.conversions`: messages to arrays and back, and the joint-state merger;
 - :mod:`.outputs`, :mod:`.markers`: the per-tick messages (serialised templates inside);
-- :mod:`.services`: the planners' services, answered from a snapshot off the tick path;
-- :mod:`.contact_mechanics`: support polygon, margin, equilibrium torques and their service;
+- :mod:`.services`, :mod:`.service_host`, :mod:`.state_share`: the planners' services, in a
+  process of their own that reads the last tick's state from shared memory (or in the
+  node's, from a snapshot);
+- :mod:`.contact_mechanics`: support polygon, margin, equilibrium torques;
+- :mod:`.rates`, :mod:`.realtime`: /tf's rate by stamps; real-time scheduling;
 - :mod:`.settings`: the parameters; :mod:`.diagnostics`: /diagnostics;
 - :mod:`.throttle`, :mod:`.spinning`: throttled logs, spinning until shutdown.
 """

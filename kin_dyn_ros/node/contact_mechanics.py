@@ -1,6 +1,6 @@
-"""Contact mechanics in the node: support polygon, stability margin, equilibrium torques and
-the ``~/check_equilibrium`` service, over :mod:`.dynamics.contacts` and
-:mod:`.dynamics.equilibrium`.
+"""Contact mechanics in the node: support polygon, stability margin and equilibrium torques,
+over :mod:`.dynamics.contacts` and :mod:`.dynamics.equilibrium` (the ``~/check_equilibrium``
+service: :class:`.services.EquilibriumService`).
 
 Each contact of the ``contacts`` parameter is a :class:`~.dynamics.contacts.Contact` on its
 link: ``contact.<name>.points`` (3k numbers, k points in the link frame), ``.normal`` (link
@@ -60,20 +60,17 @@ import functools
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Point, Point32, PolygonStamped, Vector3
-from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from geometry_msgs.msg import Point, Point32, PolygonStamped
 from sensor_msgs.msg import JointState
 from visualization_msgs.msg import Marker
 
 from kin_dyn_ros_interfaces.msg import StabilityMargin
-from kin_dyn_ros_interfaces.srv import CheckEquilibrium
 
 from .conversions import float_array, stamp_fields, stamp_to_ns, stamp_words, xyz_fields
 from ..dynamics.contacts import Contact, ground_axes, hull_support
-from ..equilibrium_worker import EquilibriumWorker, QueryWorker
+from ..equilibrium_worker import EquilibriumWorker
 from .markers import MarkerGroup, make_marker
 from .outputs import EffortMessage, ReadCounts, SerializedTemplate, TemplateCache
-from .services import offloaded, request_call
 from .throttle import ThrottledLogger
 
 try:
@@ -234,22 +231,15 @@ class SupportMessages:
 
 # -- the node's part -------------------------------------------------------------------------
 class ContactMechanics:
-    """Publishers, per-tick support and the ``~/check_equilibrium`` service of one node.
-
-    ``source()`` returns the services' :class:`.services.Snapshot`. The service's answers are
-    computed by a :class:`~kin_dyn_ros.equilibrium_worker.QueryWorker` of its own (a process
-    beside the other services' one: a check takes milliseconds, up to tens on a
-    non-flat support, and ~/get_dynamics must not queue behind it), awaited off the
-    executor's thread (:func:`.services.offloaded`).
+    """Publishers and per-tick support of one node.
 
     ``markers_read()`` tells whether the node's ~/markers arrays, where the support's markers
     go, are read (published and subscribed).
     """
 
-    def __init__(self, node, source, markers_read=lambda: False):
-        self._node, self._logger, self._source = node, node.get_logger(), source
+    def __init__(self, node, markers_read=lambda: False):
+        self._node, self._logger = node, node.get_logger()
         self._markers_read = markers_read
-        self._queries, self._queries_model = QueryWorker(), None
         self._log = ThrottledLogger(self._logger, THROTTLE_S)
         events = PublisherEventCallbacks(use_default_callbacks=False)
 
@@ -259,10 +249,6 @@ class ContactMechanics:
         self._margin_pub = pub(StabilityMargin, "~/stability_margin")
         self._torques_pub = pub(JointState, "~/equilibrium_torques")
         self._read = ReadCounts((self._polygon_pub, self._margin_pub, self._torques_pub))
-        # a group of its own: while a check is awaited, the node's default group (the other
-        # services, timers, parameters) stays free; checks still come one at a time
-        self.service = node.create_service(CheckEquilibrium, "~/check_equilibrium", self._check,
-                                           callback_group=MutuallyExclusiveCallbackGroup())
         self._contacts, self._settings, self._kd = {}, None, None
         self._clear()
         self._worker, self._worker_model = EquilibriumWorker(), None
@@ -279,13 +265,8 @@ class ContactMechanics:
             if model != self._worker_model:
                 self._worker.set_model(urdf, model[1], kd.gravity)
                 self._worker_model = model
-            if kd.model is not self._queries_model:     # (it answers only for this model)
-                self._queries.set_model(urdf, model[1], kd.gravity, model=kd.model)
-                self._queries_model = kd.model
             if names and settings.equilibrium_rate > 0:
                 self._worker.start()    # its start-up now, not during the first ticks
-            if names:
-                self._queries.start()
         geometry = {g[0]: g for g in settings.contact_geometry}
         self._kd, self._settings = kd, settings
         self._contacts = {} if kd is None else {c: make_contact(geometry[c]) for c in names}
@@ -485,9 +466,8 @@ class ContactMechanics:
             f"; {n} {why}" for n, why in skipped if n)
 
     def close(self):
-        """Stop the worker processes (equilibrium torques, the service's)."""
+        """Stop the equilibrium worker's process."""
         self._worker.close()
-        self._queries.close()
 
     def new_markers(self):
         """Markers of the latest support (stamped with its tick; a
@@ -497,55 +477,3 @@ class ContactMechanics:
             return None
         self._marked = True
         return support_markers(self._settings.world_frame, self._stamp, self._support)
-
-    # -- the service -----------------------------------------------------------------------
-    async def _check(self, request, response):
-        try:
-            await self._fill(request, response)
-            response.success = True
-        except ValueError as exc:
-            response = CheckEquilibrium.Response(success=False, message=str(exc))
-        except Exception as exc:  # never throw from a callback: report and go on
-            self._logger.error(f"CheckEquilibrium failed: {exc!r}")
-            response = CheckEquilibrium.Response(success=False,
-                                                 message=f"internal error: {exc!r}")
-        return response
-
-    def _request_contacts(self, request, call):
-        names = [call.frame(n) if n not in self._contacts else n for n in request.contacts]
-        names = names or list(self._contacts)
-        unknown = [n for n in names if n not in self._contacts]
-        if unknown or len(set(names)) != len(names):
-            raise ValueError(f"unknown contacts {unknown} (configured: {list(self._contacts)})"
-                             if unknown else f"a contact is named twice: {names}")
-        if not names:
-            raise ValueError("no contacts: the node has none configured on this model "
-                             "(parameter 'contacts')")
-        mus = np.asarray(request.friction, dtype=float)
-        if mus.size not in (0, len(names)):
-            raise ValueError(f"expected 0 or {len(names)} friction coefficients (one per "
-                             f"contact), got {mus.size}")
-        if mus.size and not (np.isfinite(mus).all() and (mus >= 0.0).all()):
-            raise ValueError(f"friction coefficients must be finite and >= 0, got "
-                             f"{mus.tolist()}")
-        contacts = [self._contacts[n] for n in names]
-        if mus.size:
-            contacts = [Contact(c.link, c.points, c.normal, mu) for c, mu in zip(contacts, mus)]
-        return names, contacts
-
-    async def _fill(self, request, r):
-        call = request_call(self._source(), request)
-        kd = call.kd
-        names, contacts = self._request_contacts(request, call)
-        d = await offloaded(self._node, lambda: self._queries.call(
-            kd, "equilibrium_check", call.rep, call.w_H_b, call.s, contacts))
-        r.message, r.feasible, r.margin = d["message"], d["feasible"], d["margin"]
-        r.inside = bool(d["margin"] >= 0.0)
-        r.com = _point(d["com"])
-        r.polygon = [_point(p) for p in d["polygon"]]
-        r.torques_feasible, r.torque_margin = d["torques_feasible"], d["torque_margin"]
-        r.joint_names = list(kd.joints_name_list)
-        r.torques = float_array([] if d["tau"] is None else d["tau"])
-        r.point_contacts = [names[k] for k in d["point_contacts"]]
-        r.points = [_point(p) for p in d["points"]]
-        r.forces = [] if d["forces"] is None else [_point(f, Vector3) for f in d["forces"]]

@@ -22,16 +22,14 @@ quantities of the contacts, :mod:`.balance_outputs`), ~/markers, /diagnostics; s
 Threads, explicitly: the sensor callbacks run on the node's sensor thread (or the executor,
 :func:`.inputs.subscribe_sensors`); the timers, robot_description and parameter changes on
 the executor that spins the node. All of these take the node's one lock (``_lock``), which
-guards the tick's state. The services never take it: they answer from
-:attr:`KinDynNode._snapshot`, an immutable record of the last tick's state and the model
-(read only), replaced (one reference) at every tick, so a request sees the state of one
-tick. Their computation runs in worker processes (:class:`~kin_dyn_ros.
-equilibrium_worker.QueryWorker`: one for ~/get_*, one for ~/check_equilibrium), the
-executor's thread waiting on a socket with the interpreter lock released (~/get_*, short),
-or, for ~/check_equilibrium (milliseconds to tens), a thread of the request's own while the
-executor serves the other callbacks (an ``async`` callback, :func:`.services.offloaded`);
-what remains on those threads (messages to arrays and back) holds the interpreter lock at
-most ~SWITCH_INTERVAL_S at a time (``main`` shortens the switch interval).
+guards the tick's state. The services (~/get_jacobian, ~/get_mass_matrix, ~/get_dynamics,
+~/check_equilibrium) are answered by a process of their own (:mod:`.service_host`, the
+default ``services_process: true``), which reads the last tick's state from memory the tick
+writes once per tick, before its outputs; or, with ``services_process: false``, in this
+process (:class:`.services.InProcessServices`): from an immutable snapshot replaced as one
+reference per tick, computed in QueryWorker processes, the executor's thread waiting with
+the interpreter lock released (``main`` shortens the switch interval). Either way a request
+sees the state of one tick and never takes the lock.
 
 Choices where the requirements are open:
 - A tick whose JointState stamp equals the last one is skipped entirely (also in timer
@@ -71,7 +69,6 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from ..dynamics import KinDynComputations  # noqa: E402
 from ..dynamics.compiled import jit_status, prepare  # noqa: E402
-from ..equilibrium_worker import QueryWorker  # noqa: E402
 from .contact_mechanics import ContactMechanics  # noqa: E402
 from .conversions import JointStateMerger  # noqa: E402
 from .diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
@@ -81,7 +78,7 @@ from .markers import MarkerGroup, MarkerSet  # noqa: E402
 from .outputs import LATCHED_QOS, Publishers, TickMessages, static_transforms  # noqa: E402
 from .rates import SinceLast  # noqa: E402
 from .realtime import configure_native_threads, configure_thread, lock_memory  # noqa: E402
-from .services import DynamicsServices, Snapshot  # noqa: E402
+from .service_host import planner_services  # noqa: E402
 from .settings import MODEL_FIELDS, declare_settings, updated_settings  # noqa: E402
 from .sensor_thread import clock_ns  # noqa: E402
 from .spinning import spin_until_shutdown  # noqa: E402
@@ -137,7 +134,6 @@ class KinDynNode(Node):
         self._log = ThrottledLogger(self.get_logger(), THROTTLE_S)
         self._apply_process_settings()
         self._model = self._ticker = self._last_tick = self._last_stamp_ns = None
-        self._snapshot = Snapshot(None, None, self._settings.velocity_representation, "")
         self._now_ns = clock_ns(self.get_clock())      # the node clock [ns]
         self._inputs = SensorInputs(self._now_ns)
         # the contact mechanics' steps of a tick (begun or not), and of the newest tick after
@@ -147,9 +143,8 @@ class KinDynNode(Node):
         self._tf_due = SinceLast()         # publish_frequency, by JointState stamps
         self._tick_timer = self._diag_timer = None
         self._pub = Publishers(self)
-        self._queries = QueryWorker()      # the services' computations, off the tick
-        self._mechanics = ContactMechanics(self, self._service_source, self._markers_read)
-        self._planner_services = DynamicsServices(self, self._service_source, self._queries)
+        self._mechanics = ContactMechanics(self, self._markers_read)
+        self._planners = planner_services(self, self._settings.services_process)
         self._configure(self._settings)
         self._prepare_dynamics()
         self._load_parameter_model()      # before any input can arrive
@@ -267,8 +262,6 @@ class KinDynNode(Node):
         if self._model is not None:
             merger.carry_over(self._model.merger)
         self._model = _Model(urdf, kd, kd.sharing_model(), merger)
-        self._queries.set_model(urdf, kd.model.root_link, kd.gravity, model=kd.model)
-        self._queries.start()       # its start-up (~1 s of CPU) now, not at the first call
         self._configure(settings, reloaded=True)
         if from_parameter:
             self._pub.description.publish(String(data=urdf))
@@ -302,9 +295,7 @@ class KinDynNode(Node):
         m.balance_messages = BalanceMessages(settings.world_frame, contacts)
         self._inputs.configure(m.merger, self._model_frame, settings.world_frame,
                                settings.ignore_timestamp)
-        measured = None if reloaded else self._snapshot.measured
-        self._snapshot = Snapshot(m.kd, measured, settings.velocity_representation,
-                                  settings.frame_prefix)
+        self._planners.configure(m.kd, m.urdf, settings, self._mechanics.contacts)
         self._publish_static(m, settings, reloaded)
 
     def _model_contacts(self, m, settings):
@@ -412,9 +403,9 @@ class KinDynNode(Node):
         except ValueError as exc:
             self._log.warning("tick", f"tick skipped: {exc}")
             return
+        self._planners.write(tick.state)     # before the outputs: who got them can ask
         self._publish(tick)
         self._last_tick = tick
-        self._snapshot = self._snapshot._replace(measured=tick.state)   # one reference
         cpu = time.thread_time() - start_cpu      # inside the wall interval: cpu <= duration
         self._stats.add(time.monotonic(), time.perf_counter() - start, cpu)
         self._schedule_mechanics(tick)
@@ -560,12 +551,13 @@ class KinDynNode(Node):
         if self._sensors is not None:
             self._sensors.stop()
         self._mechanics.close()
-        self._queries.close()
+        self._planners.close()
         return super().destroy_node()
 
     def _on_diagnostics_timer(self):
         with self._lock:
             self._mechanics.collect()     # equilibrium torques, also when no JointState comes
+            self._planners.check()
             self._pub.diagnostics.publish(build_diagnostics(
                 self.get_name(), self.get_clock().now().to_msg(), self._model_report(),
                 self._inputs_report(), self._stats.summary(time.monotonic()),
@@ -608,10 +600,6 @@ class KinDynNode(Node):
                 f"'{s.frame_prefix}{m.kd.model.root_link}' is not published on /tf (it would "
                 f"be a self-transform or a cycle); set world_frame or frame_prefix so that "
                 f"they differ")
-
-    def _service_source(self):
-        """The services' :class:`.services.Snapshot` (one reference read, no lock)."""
-        return self._snapshot
 
     def _on_set_parameters(self, params):
         """Validate ``params`` and apply them. A change that rebuilds the model (the

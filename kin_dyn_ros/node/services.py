@@ -23,14 +23,18 @@ from typing import NamedTuple
 import numpy as np
 from rclpy.task import Future
 
-from kin_dyn_ros_interfaces.srv import GetDynamics, GetJacobian, GetMassMatrix
+from geometry_msgs.msg import Point, Vector3
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+
+from kin_dyn_ros_interfaces.srv import CheckEquilibrium, GetDynamics, GetJacobian, GetMassMatrix
 
 from .conversions import float_array, pose_to_matrix, twist_to_array
 from ..dynamics.base_state import change_base_representation
+from ..dynamics.contacts import Contact
 from ..dynamics.representations import parse_representation
 
-__all__ = ["COLUMN_BASE", "Snapshot", "DynamicsServices", "explicit_state", "offloaded",
-           "request_call"]
+__all__ = ["COLUMN_BASE", "Snapshot", "DynamicsServices", "EquilibriumService",
+           "InProcessServices", "explicit_state", "offloaded", "request_call"]
 
 COLUMN_BASE = ("base_lin_x", "base_lin_y", "base_lin_z", "base_ang_x", "base_ang_y", "base_ang_z")
 
@@ -39,12 +43,14 @@ class Snapshot(NamedTuple):
     """What the services answer from: the model's KinDynComputations (None while no model is
     loaded; read only: each query runs on a copy of its own, :mod:`..dynamics.queries`), the last
     tick's :class:`.tick.MeasuredState` (None before the first tick of this model), the
-    node's default velocity representation (name) and frame prefix."""
+    node's default velocity representation (name) and frame prefix, and its contacts
+    ({name: :class:`~..dynamics.contacts.Contact`} of the model's links)."""
 
     kd: object
     measured: object
     representation: str
     prefix: str
+    contacts: dict = {}
 
 
 def explicit_state(kd, state):
@@ -80,7 +86,8 @@ def explicit_state(kd, state):
 
 
 class DynamicsServices:
-    """Creates the three services on ``node``.
+    """Creates the three services on ``node``, named ``<base>/get_jacobian``, ... (``base``:
+    "~", the node's private names, or another node's full name when they are served for it).
 
     ``source()`` returns the node's current :class:`Snapshot` (a reference read: no lock);
     ``queries`` (a :class:`~kin_dyn_ros.equilibrium_worker.QueryWorker`) computes them, in
@@ -88,14 +95,15 @@ class DynamicsServices:
     released), else in the calling thread.
     """
 
-    def __init__(self, node, source, queries, callback_group=None):
+    def __init__(self, node, source, queries, callback_group=None, base="~"):
         self._source, self._queries = source, queries
         self._logger = node.get_logger()
         self.services = [
-            node.create_service(srv, name, self._wrap(srv, fill), callback_group=callback_group)
-            for srv, name, fill in ((GetJacobian, "~/get_jacobian", self._jacobian),
-                                    (GetMassMatrix, "~/get_mass_matrix", self._mass_matrix),
-                                    (GetDynamics, "~/get_dynamics", self._dynamics))]
+            node.create_service(srv, f"{base}/{name}", self._wrap(srv, fill),
+                                callback_group=callback_group)
+            for srv, name, fill in ((GetJacobian, "get_jacobian", self._jacobian),
+                                    (GetMassMatrix, "get_mass_matrix", self._mass_matrix),
+                                    (GetDynamics, "get_dynamics", self._dynamics))]
 
     def _wrap(self, srv, fill):
         def callback(request, response):
@@ -135,6 +143,123 @@ class DynamicsServices:
         response.frames = list(request.frames)
 
 
+class EquilibriumService:
+    """``<base>/check_equilibrium`` on ``node``: the equilibrium of a state (the measured
+    one or the request's) on the snapshot's contacts (or those the request names, with its
+    friction coefficients), computed by ``queries`` (a QueryWorker of its own: a check takes
+    milliseconds, up to tens on a non-flat support, and ~/get_dynamics must not queue behind
+    it), awaited off the executor's thread (:func:`offloaded`)."""
+
+    def __init__(self, node, source, queries, base="~"):
+        self._node, self._source, self._queries = node, source, queries
+        self._logger = node.get_logger()
+        # a group of its own: while a check is awaited, the node's default group (the other
+        # services, timers, parameters) stays free; checks still come one at a time
+        self.service = node.create_service(CheckEquilibrium, f"{base}/check_equilibrium",
+                                           self._check,
+                                           callback_group=MutuallyExclusiveCallbackGroup())
+
+    async def _check(self, request, response):
+        try:
+            await self._fill(request, response)
+            response.success = True
+        except ValueError as exc:
+            response = CheckEquilibrium.Response(success=False, message=str(exc))
+        except Exception as exc:  # never throw from a callback: report and go on
+            self._logger.error(f"CheckEquilibrium failed: {exc!r}")
+            response = CheckEquilibrium.Response(success=False,
+                                                 message=f"internal error: {exc!r}")
+        return response
+
+    @staticmethod
+    def _request_contacts(request, call, configured):
+        names = [call.frame(n) if n not in configured else n for n in request.contacts]
+        names = names or list(configured)
+        unknown = [n for n in names if n not in configured]
+        if unknown or len(set(names)) != len(names):
+            raise ValueError(f"unknown contacts {unknown} (configured: {list(configured)})"
+                             if unknown else f"a contact is named twice: {names}")
+        if not names:
+            raise ValueError("no contacts: the node has none configured on this model "
+                             "(parameter 'contacts')")
+        mus = np.asarray(request.friction, dtype=float)
+        if mus.size not in (0, len(names)):
+            raise ValueError(f"expected 0 or {len(names)} friction coefficients (one per "
+                             f"contact), got {mus.size}")
+        if mus.size and not (np.isfinite(mus).all() and (mus >= 0.0).all()):
+            raise ValueError(f"friction coefficients must be finite and >= 0, got "
+                             f"{mus.tolist()}")
+        contacts = [configured[n] for n in names]
+        if mus.size:
+            contacts = [Contact(c.link, c.points, c.normal, mu) for c, mu in zip(contacts, mus)]
+        return names, contacts
+
+    async def _fill(self, request, r):
+        source = self._source()
+        call = request_call(source, request)
+        kd = call.kd
+        names, contacts = self._request_contacts(request, call, source.contacts)
+        d = await offloaded(self._node, lambda: self._queries.call(
+            kd, "equilibrium_check", call.rep, call.w_H_b, call.s, contacts))
+        r.message, r.feasible, r.margin = d["message"], d["feasible"], d["margin"]
+        r.inside = bool(d["margin"] >= 0.0)
+        r.com = _point(d["com"])
+        r.polygon = [_point(p) for p in d["polygon"]]
+        r.torques_feasible, r.torque_margin = d["torques_feasible"], d["torque_margin"]
+        r.joint_names = list(kd.joints_name_list)
+        r.torques = float_array([] if d["tau"] is None else d["tau"])
+        r.point_contacts = [names[k] for k in d["point_contacts"]]
+        r.points = [_point(p) for p in d["points"]]
+        r.forces = [] if d["forces"] is None else [_point(f, Vector3) for f in d["forces"]]
+
+
+class InProcessServices:
+    """The four services answered in the node's own process (``services_process: false``,
+    the plain path of :func:`.service_host.planner_services`): a :class:`Snapshot` replaced as
+    one reference per tick, the queries computed in QueryWorker processes (one for ~/get_*,
+    one for ~/check_equilibrium), or in the executor's thread where they cannot run."""
+
+    def __init__(self, node):
+        from ..equilibrium_worker import QueryWorker
+        self._snapshot = Snapshot(None, None, "MIXED", "")
+        self._queries, self._checks = QueryWorker(), QueryWorker()
+        self.services = (DynamicsServices(node, self.source, self._queries),
+                         EquilibriumService(node, self.source, self._checks))
+
+    def source(self):
+        """The current :class:`Snapshot` (one reference read, no lock)."""
+        return self._snapshot
+
+    def configure(self, kd, urdf, settings, contacts):
+        """As :meth:`.service_host.ServiceHost.configure`; a new model drops the measured
+        state (its workers get the model and start now, not at the first call)."""
+        old = self._snapshot.kd
+        measured = self._snapshot.measured
+        if kd is not None and (old is None or old.model is not kd.model):
+            measured = None
+            for worker in (self._queries, self._checks):
+                worker.set_model(urdf, kd.model.root_link, kd.gravity, model=kd.model)
+                worker.start()
+        self._snapshot = Snapshot(kd, measured if kd is not None else None,
+                                  settings.velocity_representation, settings.frame_prefix,
+                                  dict(contacts))
+
+    def write(self, measured):
+        """The tick's :class:`.tick.MeasuredState` (one reference replaced)."""
+        self._snapshot = self._snapshot._replace(measured=measured)
+
+    def check(self):
+        """Nothing to check: the workers restart on their next call."""
+
+    def close(self):
+        self._queries.close()
+        self._checks.close()
+
+
+def _point(p, cls=Point):
+    return cls(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+
+
 def offloaded(node, fn):
     """An rclpy Future of ``fn()`` (its result, or the exception it raised) run on a thread of
     its own, for an ``async`` service callback to await: the executor's thread serves the
@@ -164,7 +289,7 @@ def request_call(source, request):
     ``request`` has ``use_measured_state``, ``state`` and optionally ``representation``
     (empty or absent: the node's default), the representation the call's query runs in.
     ValueError naming the problem."""
-    kd, measured, default_rep, prefix = source
+    kd, measured, default_rep, prefix = source[:4]
     if kd is None:
         raise ValueError("no robot model loaded yet (waiting for robot_description)")
     rep = parse_representation(getattr(request, "representation", "") or default_rep)

@@ -75,6 +75,9 @@ _PARAMETERS = (
      "and the node runs on", True),
     ("cpu_affinity", Parameter.Type.INTEGER_ARRAY, "CPUs of the thread that ticks (Linux), "
      "e.g. a core isolated for control; empty = any", True),
+    ("services_process", True, "true: ~/get_* and ~/check_equilibrium are answered by a "
+     "process of their own (their traffic never competes with the tick); false: by the "
+     "node's process", True),
     ("lock_memory", False, "mlockall the node's process (its memory never pages out); where "
      "the OS refuses, one warning naming why", True),
     ("merge_queued_joint_states", False, "with rate 0 and the sensor thread: true = "
@@ -124,6 +127,7 @@ class Settings:
     thread_priority: int = 0
     cpu_affinity: tuple = ()
     lock_memory: bool = False
+    services_process: bool = True
     merge_queued_joint_states: bool = False
 
     @property
@@ -190,7 +194,7 @@ def make_settings(**values):
         _string(name, getattr(s, name), allow_empty=False)
     for name in ("use_odometry", "publish_tf", "publish_base_tf", "publish_markers",
                  "publish_forward_dynamics", "sensor_thread", "merge_queued_joint_states",
-                 "ignore_timestamp", "lock_memory"):
+                 "ignore_timestamp", "lock_memory", "services_process"):
         if not isinstance(getattr(s, name), bool):
             raise ValueError(f"parameter '{name}' must be a bool, got {getattr(s, name)!r}")
     cpu = s.sensor_thread_cpu

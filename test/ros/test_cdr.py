@@ -111,6 +111,16 @@ def mutations(data):
         yield data[:end]
 
 
+def bits(value):
+    """``value`` with each float replaced by its bytes: a NaN read from damaged bytes (or
+    from a serialiser's uninitialised padding) equals the same NaN read by rclpy."""
+    if isinstance(value, float):
+        return struct.pack('<d', value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(bits(v) for v in value)
+    return value
+
+
 def rclpy_fields(data, msg_type):
     try:
         return fields(deserialize_message(data, msg_type))
@@ -140,7 +150,7 @@ def test_changed_and_truncated_bytes_read_as_rclpy_reads_them_or_raise(msg_type)
                 got = read_fields(getattr(reader, READERS[msg_type])(damaged))
             except ValueError:
                 got = None
-            assert got == expected, damaged.hex()
+            assert bits(got) == bits(expected), damaged.hex()
         checked += 1
         failed += expected is None
     assert 0 < failed < checked                 # both outcomes were exercised
@@ -263,6 +273,7 @@ def test_changed_and_truncated_joint_state_blocks_are_rclpys_or_none():
     for damaged in mutations(data):
         block = reader.joint_state_block(damaged)
         if block is not None:
-            assert block_fields(block) == rclpy_fields(damaged, JointState), damaged.hex()
+            assert bits(block_fields(block)) == bits(rclpy_fields(damaged, JointState)), \
+                damaged.hex()
             read += 1
     assert read > len(data)       # value and stamp bytes changed are read the short way

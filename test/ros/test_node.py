@@ -81,8 +81,11 @@ def ros_context():
 
 @pytest.fixture(scope='module', params=[True, False], ids=['sensor_thread', 'executor'])
 def system(request, ros_context, icub_urdf):
-    """The node with its sensor inputs on its own thread, then all on the executor."""
-    params = {**NODE_PARAMS, 'sensor_thread': request.param}
+    """The node with its sensor inputs on its own thread and its services in a process of
+    their own (the defaults), then with both in its own process: on the executor, answered
+    there (services_process: false), the same answers."""
+    params = {**NODE_PARAMS, 'sensor_thread': request.param,
+              'services_process': request.param}
     with node_and_rig(ros_context, params, 'kin_dyn_test_helper', CONTACT_TOPICS,
                       NAMESPACE) as (node, rig):
         clients = {name: rig.node.create_client(srv, rig.private(name)) for name, srv in
@@ -226,7 +229,7 @@ def test_every_output_matches_the_core_and_pinocchio(system, ref, pin):
     w_H_b, nu = base_state(ref, case)
 
     # the node's base twist reproduces the odometry twist through the core's Jacobian
-    measured = system.node._snapshot.measured
+    measured = system.node._last_tick.state
     np.testing.assert_allclose(measured.w_H_b, w_H_b, atol=1e-12)
     v_child = ref.jacobian(ODOM_CHILD, measured.w_H_b, case.s) @ np.concatenate(
         [measured.base_vel, case.s_dot])
@@ -927,3 +930,67 @@ def test_a_description_parameter_that_fails_leaves_no_thread_behind(ros_context)
             Parameter('robot_description', value='<robot name="x"><link')])
     assert not [t.name for t in threading.enumerate()
                 if t.ident not in before and t.is_alive()]
+
+
+@pytest.mark.parametrize('own_process', [True, False], ids=['services_process', 'in_process'])
+def test_a_measured_state_answer_is_always_one_ticks_state(ros_context, own_process):
+    """Ticks as fast as the node takes them (every JointState a new posture, j1 = j2 = the
+    tick's number / 100) while ~/get_dynamics is asked for the measured state again and
+    again: every answer is the core's at one tick's posture (mass matrix and CoM to 1e-12),
+    never a mix of two."""
+    namespace = f'{NAMESPACE}/hammer_{own_process}'
+    node = KinDynNode(context=ros_context, namespace=namespace, parameter_overrides=[
+        Parameter('robot_description', value=MIMIC_URDF), Parameter('use_odometry', value=False),
+        Parameter('equilibrium_rate', value=0.0), Parameter('services_process', value=own_process)])
+    helper = rclpy.create_node('kin_dyn_hammer_helper', namespace=namespace, context=ros_context)
+    executor = SingleThreadedExecutor(context=ros_context)
+    for n in (node, helper):
+        executor.add_node(n)
+    kd = KinDynComputations(MIMIC_URDF)
+    names = kd.joints_name_list
+    try:
+        rig = Rig(helper, executor)
+        client = helper.create_client(GetDynamics, rig.private('get_dynamics'))
+        rig.wait_matched(odometry=False)
+        assert client.wait_for_service(timeout_sec=30.0)
+        first = rig.now()                      # a tick before the first question
+        rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.0, 0.0], stamp=first))
+        rig.wait_outputs(first, ('com',))
+        answers, pending, k = [], [], [0]
+
+        def tick_and_ask():
+            k[0] += 1
+            rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [k[0] / 100] * 2,
+                                                     stamp=rig.now()))
+            if len(pending) < 4:
+                pending.append(client.call_async(GetDynamics.Request(use_measured_state=True)))
+            for f in [f for f in pending if f.done()]:
+                pending.remove(f)
+                answers.append(f.result())
+        rig.spin_until(lambda: len(answers) >= 150, timeout_s=60.0, on_tick=tick_and_ask)
+        assert len(answers) >= 150 and all(a.success for a in answers), \
+            [a.message for a in answers if not a.success][:3]
+        postures = set()
+        for a in answers:
+            j1 = kd.joints_name_list.index('j1')
+            m = np.reshape(a.mass_matrix, (6 + kd.NDoF, 6 + kd.NDoF))
+            # the posture the answer is of: j1 from the CoM, then everything must agree
+            ticks = [t for t in range(0, k[0] + 1) if np.allclose(
+                kd.CoM_position(np.eye(4), kd.apply_mimic(posture(kd, t))),
+                [a.com.x, a.com.y, a.com.z], rtol=0, atol=1e-12)]
+            assert len(ticks) == 1, (a.com, j1)
+            s = kd.apply_mimic(posture(kd, ticks[0]))
+            np.testing.assert_allclose(m, kd.mass_matrix(np.eye(4), s), rtol=0, atol=1e-12)
+            postures.add(ticks[0])
+        assert len(postures) >= 10, postures           # the state moved while asked
+    finally:
+        executor.shutdown()
+        helper.destroy_node()
+        node.destroy_node()
+
+
+def posture(kd, t):
+    """The joint positions of the hammer test's tick ``t``: j1 = j2 = t / 100."""
+    s = np.zeros(kd.NDoF)
+    s[[kd.joints_name_list.index(j) for j in ('j1', 'j2')]] = t / 100
+    return s

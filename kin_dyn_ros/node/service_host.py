@@ -1,0 +1,268 @@
+"""The planners' services in a process of their own, so that their traffic (taking requests,
+building responses) never competes with the tick for the node's interpreter.
+
+The node (:class:`ServiceHost`) starts ``python -m kin_dyn_ros.service_process``: a ROS
+node of its own, ``<node name>_services`` in the node's namespace, that serves the node's
+``~/get_jacobian``, ``~/get_mass_matrix``, ``~/get_dynamics`` and ``~/check_equilibrium``
+under the node's full name, with the same types and answers as the node's own would
+(:class:`.services.DynamicsServices`, :class:`.services.EquilibriumService`). It reads the
+last tick's measured state from memory the tick writes (:mod:`.state_share`), and the
+model from the description the node loaded: on every model or settings change the node
+writes the description to a temporary file (the process reads and removes it) and sends one
+JSON line on the process's stdin with its path and what else the answers depend on (base
+link, gravity, representation, frame prefix, contacts). The state of another model than
+the one it holds is not used ("no measured state yet").
+
+The process computes ~/get_* itself (it is not the tick's process), and ~/check_equilibrium
+in a QueryWorker of its own (milliseconds to tens: ~/get_dynamics does not queue behind it);
+it runs the NumPy core (``KIN_DYN_JIT=0``, as the workers: numba and the kernels would cost
+it ~110 MB) at SCHED_BATCH nice +10, in a session of its own (a terminal's Ctrl-C does not
+reach it). It ends when its stdin closes: when the node closes it, or dies. The node
+restarts it if it crashed (checked with each /diagnostics, at most once per ``RESTART_S``).
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+__all__ = ["ServiceHost", "planner_services", "main"]
+
+RESTART_S = 1.0
+LOAD_WAIT_S = 30.0     # longest a request waits for the services' process to load a model
+JOIN_S = 2.0
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def planner_services(node, own_process):
+    """The node's services: in a process of their own (:class:`ServiceHost`) or, with
+    ``own_process`` false, in the node's (:class:`.services.InProcessServices`). Both have
+    ``configure(kd, urdf, settings, contacts)``, ``write(measured)`` (each tick, before its
+    outputs), ``check()`` and ``close()``, and answer the same."""
+    if own_process:
+        return ServiceHost(node)
+    from .services import InProcessServices
+    return InProcessServices(node)
+
+
+class ServiceHost:
+    """The node's side: :meth:`configure` (a model or settings change), :meth:`write` (each
+    tick), :meth:`check` (restart a dead process), :meth:`close`. ``node`` is the tick's
+    node (its full name, namespace and logger)."""
+
+    def __init__(self, node):
+        from .state_share import StateWriter
+        self._fqn, self._namespace = node.get_fully_qualified_name(), node.get_namespace()
+        self._name, self._logger = f"{node.get_name()}_services", node.get_logger()
+        self._writer = StateWriter()
+        self._process, self._config, self._died = None, {"generation": 0}, None
+        self._model_key, self.generation = None, 0
+        self._start()
+
+    @property
+    def pid(self):
+        return None if self._process is None else self._process.pid
+
+    def _start(self):
+        from ..equilibrium_worker import worker_environment
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "kin_dyn_ros.service_process", str(self._writer.fd),
+             self._fqn, self._name, self._namespace], stdin=subprocess.PIPE, text=True,
+            pass_fds=(self._writer.fd,),
+            cwd=_PACKAGE_PARENT, env=worker_environment(), start_new_session=True)
+        self._send(self._config)
+
+    def configure(self, kd, urdf, settings, contacts):
+        """The model (``kd`` built from ``urdf`` with ``settings``' base frame and gravity;
+        None: no model), representation, frame prefix and ``contacts`` ({name: Contact})
+        the services answer with. A new model is a new :attr:`generation`."""
+        key = None if kd is None else (urdf, kd.model.root_link, tuple(kd.gravity))
+        if key != self._model_key:
+            self._model_key, self.generation = key, self.generation + 1
+            self._writer.announce(self.generation)
+        self._config = {
+            "generation": self.generation, "urdf": urdf if kd is not None else None,
+            "root_link": None if kd is None else kd.model.root_link,
+            "gravity": None if kd is None else [float(g) for g in kd.gravity],
+            "representation": settings.velocity_representation,
+            "prefix": settings.frame_prefix,
+            "contacts": [[name, c.link, c.points.ravel().tolist(), list(map(float, c.normal)),
+                          float(c.friction)] for name, c in contacts.items()]}
+        self._send(self._config)
+
+    def write(self, measured):
+        """The tick's :class:`.tick.MeasuredState`, of the current model."""
+        self._writer.write(self.generation, measured)
+
+    def _send(self, config):
+        """One JSON line; the description through a temporary file (a pipe holds ~64 KB: a
+        larger one would block the node until the process read it)."""
+        if self._process is None or self._process.poll() is not None:
+            return
+        line = dict(config)
+        if line.get("urdf") is not None:
+            fd, path = tempfile.mkstemp(prefix="kin_dyn_services_", suffix=".urdf")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(line["urdf"])
+            line["urdf"] = path
+        try:
+            self._process.stdin.write(json.dumps(line) + "\n")
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            if line.get("urdf"):
+                _remove(line["urdf"])
+
+    def check(self):
+        """Restart the process if it died (at most once per RESTART_S); a warning each time."""
+        if self._process is None or self._process.poll() is None:
+            return
+        now = time.monotonic()
+        if self._died is None:
+            self._died = now
+            self._logger.warning(f"the services' process ended (exit "
+                                 f"{self._process.returncode}): restarting it")
+        if now - self._died >= RESTART_S:
+            self._died = None
+            self._start()
+
+    def close(self):
+        """End the process (its stdin closed; killed after JOIN_S) and free the memory."""
+        process, self._process = self._process, None
+        if process is not None:
+            try:
+                process.stdin.close()
+            except OSError:
+                pass
+            try:
+                process.wait(JOIN_S)
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):
+                process.kill()
+                try:
+                    process.wait(JOIN_S)
+                except (subprocess.TimeoutExpired, KeyboardInterrupt):
+                    pass
+        self._writer.close()
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+# -- the services' process ----------------------------------------------------------------------
+class _InProcess:
+    """Queries computed in this process (it is not the tick's): the QueryWorker interface."""
+
+    @staticmethod
+    def call(kd, name, representation, w_H_b, s, *args):
+        from ..dynamics.queries import run
+        answer = run(kd, name, representation, w_H_b, s, *args)
+        if isinstance(answer, ValueError):
+            raise answer
+        return answer
+
+
+class _Host:
+    """The process's state: the model of the last configuration and the shared state."""
+
+    def __init__(self, node, reader, fqn):
+        from ..equilibrium_worker import QueryWorker
+        from .services import DynamicsServices, EquilibriumService, Snapshot
+        self._reader, self._snapshot = reader, Snapshot(None, None, "MIXED", "")
+        self._generation = 0
+        self._loaded = threading.Condition()   # notified when a configuration is applied
+        self._checks = QueryWorker()
+        self._logger = node.get_logger()
+        self.services = (DynamicsServices(node, self.source, _InProcess(), base=fqn),
+                         EquilibriumService(node, self.source, self._checks, base=fqn))
+
+    def source(self):
+        """The :class:`.services.Snapshot` of a request: the held model and the last tick's
+        state of that model; while the node has a newer model than the one held, once it
+        is loaded (at most LOAD_WAIT_S)."""
+        with self._loaded:
+            self._loaded.wait_for(lambda: self._generation >= self._reader.announced(),
+                                  LOAD_WAIT_S)
+        snapshot = self._snapshot
+        if snapshot.kd is None:
+            return snapshot
+        return snapshot._replace(measured=self._reader.read(self._generation))
+
+    def configure(self, config):
+        """A configuration line of the node (see the module)."""
+        from ..dynamics import KinDynComputations
+        from .contact_mechanics import make_contact
+        import numpy as np
+        path, kd = config.get("urdf"), None
+        if path is not None:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    urdf = f.read()
+            finally:
+                _remove(path)
+            same = self._snapshot.kd is not None and config["generation"] == self._generation
+            kd = self._snapshot.kd if same else KinDynComputations(
+                urdf, root_link=config["root_link"], gravity=np.array(config["gravity"]))
+            if not same:
+                self._checks.set_model(urdf, config["root_link"], kd.gravity, model=kd.model)
+                self._checks.start()
+        contacts = {name: make_contact((name, np.array(points), normal, friction), link)
+                    for name, link, points, normal, friction in config.get("contacts", [])}
+        self._generation = config["generation"]
+        self._snapshot = self._snapshot._replace(
+            kd=kd, representation=config.get("representation", "MIXED"),
+            prefix=config.get("prefix", ""), contacts=contacts)
+
+    def read_configurations(self, stream, context):
+        """Apply each line of ``stream``; at its end (the node closed it, or died) shut
+        ``context`` down."""
+        import rclpy
+        for line in stream:
+            try:
+                self.configure(json.loads(line))
+            except Exception as exc:  # reported; no model rather than the wrong one
+                self._logger.error(f"services: configuration not applied: {exc!r}")
+                self._snapshot = self._snapshot._replace(kd=None)
+                self._generation = self._reader.announced()
+            with self._loaded:
+                self._loaded.notify_all()
+        rclpy.try_shutdown(context=context)
+
+    def close(self):
+        self._checks.close()
+
+
+def main(argv=None):
+    """``python -m kin_dyn_ros.service_process FD NODE_FQN NAME NAMESPACE``."""
+    argv = sys.argv[1:] if argv is None else argv
+    fd, fqn, name, namespace = int(argv[0]), argv[1], argv[2], argv[3]
+    import rclpy
+    from rclpy.signals import SignalHandlerOptions
+    from ..equilibrium_worker import _lower_priority
+    from .spinning import spin_until_shutdown
+    from .state_share import StateReader
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _lower_priority("batch")
+    context = rclpy.Context()
+    rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node(name, namespace=namespace, context=context)
+    host = _Host(node, StateReader(fd), fqn)
+    threading.Thread(target=host.read_configurations, args=(sys.stdin, context),
+                     daemon=True).start()
+    from rclpy.executors import SingleThreadedExecutor
+    executor = SingleThreadedExecutor(context=context)
+    try:
+        spin_until_shutdown(node, executor)
+    finally:
+        host.close()
+        node.destroy_node()
+        rclpy.try_shutdown(context=context)
+    return 0
+
+

@@ -1,0 +1,131 @@
+"""The last tick's measured state in memory shared with the services' process.
+
+The tick writes it once per tick (:meth:`StateWriter.write`, ~5 us), before publishing its
+outputs: a client that received a tick's outputs and then asks for the measured state gets
+that tick's. The services' process reads it per request (:meth:`StateReader.read`). One
+block of memory, no lock: a sequence counter, odd while the tick writes, and a checksum of
+the payload, so that a reader never takes half of two ticks (it reads again), also on CPUs
+that reorder stores (aarch64), where the counter alone is not enough without a barrier.
+
+Layout (float64 words): ``[sequence, generation, checksum, representation code, n,
+announced]`` then ``w_H_b`` (16), ``s`` (n), ``base_vel`` (6), ``s_dot`` (n), for at most
+``MAX_JOINTS``. ``generation`` names the model the state is of (the services' process
+answers only with the state of the model it holds); ``announced`` is the node's current
+model (:meth:`StateWriter.announce`, before any tick of it): a request that comes while the
+services' process is still loading it waits for it. The memory is an anonymous file (``memfd``) handed to
+the services' process as a file descriptor: nothing is left behind when both end.
+"""
+
+import mmap
+import os
+import tempfile
+
+import numpy as np
+
+from ..dynamics.representations import Representations
+from .tick import MeasuredState
+
+__all__ = ["MAX_JOINTS", "StateWriter", "StateReader"]
+
+MAX_JOINTS = 1024
+HEADER = 6
+REPRESENTATIONS = tuple(Representations)
+_SIZE = 8 * (HEADER + 16 + 6 + 2 * MAX_JOINTS)
+_ATTEMPTS = 1000
+
+
+def _anonymous_file(size):
+    """A file descriptor of ``size`` bytes of memory: a memfd (Linux), else an unlinked
+    temporary file."""
+    try:
+        fd = os.memfd_create("kin_dyn_state", 0)
+    except (AttributeError, OSError):
+        fd, path = tempfile.mkstemp(prefix="kin_dyn_state_")
+        os.unlink(path)
+    os.ftruncate(fd, size)
+    return fd
+
+
+def _checksum(generation, codes, payload):
+    """XOR of the 64-bit words of ``generation``, ``codes`` (representation code, n) and
+    ``payload``, as a float64 word (bits, not a number)."""
+    bits = (np.bitwise_xor.reduce(payload.view(np.uint64))
+            ^ np.bitwise_xor.reduce(codes.view(np.uint64))
+            ^ np.float64(generation).view(np.uint64))
+    return np.uint64(bits).view(np.float64)
+
+
+class _Block:
+    def __init__(self, fd):
+        self.fd = fd
+        self._map = mmap.mmap(fd, _SIZE)
+        self.words = np.frombuffer(self._map, dtype=np.float64)
+
+    def close(self):
+        del self.words
+        self._map.close()
+
+
+class StateWriter(_Block):
+    """The tick's side: :meth:`write` each tick; :attr:`fd` for the reading process."""
+
+    def __init__(self):
+        super().__init__(_anonymous_file(_SIZE))
+        self._sequence = 0
+
+    def announce(self, generation):
+        """The node has taken model ``generation`` (one word: no sequence needed)."""
+        self.words[5] = generation
+
+    def write(self, generation, measured):
+        """Publish ``measured`` (a :class:`.tick.MeasuredState`) of model ``generation``."""
+        n = measured.s.size
+        if n > MAX_JOINTS:
+            return
+        w = self.words
+        self._sequence += 1                 # odd: writing
+        w[0] = self._sequence
+        end = HEADER + 16 + 6 + 2 * n
+        payload = w[HEADER:end]
+        payload[:16] = measured.w_H_b.ravel()
+        payload[16:16 + n] = measured.s
+        payload[16 + n:22 + n] = measured.base_vel
+        payload[22 + n:] = measured.s_dot
+        w[1], w[3], w[4] = generation, REPRESENTATIONS.index(measured.representation), n
+        w[2] = _checksum(w[1], w[3:5], w[HEADER:end])
+        self._sequence += 1                 # even: done
+        w[0] = self._sequence
+
+    def close(self):
+        super().close()
+        os.close(self.fd)
+
+
+class StateReader(_Block):
+    """The services' side, on the writer's :attr:`StateWriter.fd` (not closed here)."""
+
+    def announced(self):
+        """The node's current model generation (:meth:`StateWriter.announce`)."""
+        return int(self.words[5])
+
+    def read(self, generation):
+        """The last :class:`.tick.MeasuredState` written for model ``generation``, or None
+        (none yet, or of another model)."""
+        w = self.words
+        for _ in range(_ATTEMPTS):
+            before = w[0]
+            if before % 2 or before == 0:
+                if before == 0:
+                    return None
+                continue
+            n = int(w[4])
+            copy = w[1:HEADER + 22 + 2 * n].copy()
+            if w[0] != before or copy[1].view(np.uint64) != _checksum(
+                    copy[0], copy[2:4], copy[HEADER - 1:]).view(np.uint64):
+                continue
+            if copy[0] != generation:
+                return None
+            p = copy[HEADER - 1:]
+            return MeasuredState(p[:16].reshape(4, 4), p[16:16 + n], p[16 + n:22 + n],
+                                 p[22 + n:], REPRESENTATIONS[int(copy[2])])
+        return None

@@ -1,0 +1,129 @@
+"""node/service_host.py: the services' process lives and dies with the node, and comes back
+when it crashed; over real rclpy and loopback DDS (the small MIMIC_URDF arm). What it
+answers is tested where the node's services are (test_node.py, test_contacts_node.py: both
+with the process and in the node's own).
+
+Run:  source scripts/env.sh && python -m pytest test/ros/test_service_host.py
+"""
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+from ros_helpers import (MIMIC_URDF, Rig, loopback_context, module_namespace,  # noqa: E402
+                         node_command)
+
+from kin_dyn_ros.dynamics import KinDynComputations  # noqa: E402
+from kin_dyn_ros.node import KinDynNode  # noqa: E402
+from kin_dyn_ros_interfaces.srv import GetMassMatrix  # noqa: E402
+
+NAMESPACE = module_namespace(__name__)
+LINUX = pytest.mark.skipif(not sys.platform.startswith('linux'), reason='/proc')
+
+
+@pytest.fixture(scope='module')
+def ros_context():
+    yield from loopback_context(211, 220)
+
+
+def alive(pid):
+    try:
+        return pathlib.Path(f'/proc/{pid}/stat').read_text().split(') ')[1][0] != 'Z'
+    except OSError:
+        return False
+
+
+def mass_matrix(rig, client):
+    future = client.call_async(GetMassMatrix.Request(state=state(), use_measured_state=False))
+    assert rig.spin_until(future.done, timeout_s=30.0)
+    return future.result()
+
+
+def state():
+    from kin_dyn_ros_interfaces.msg import FloatingBaseState
+    msg = FloatingBaseState(joint_names=['j1', 'j2'], positions=[0.3, 0.1])
+    msg.base_pose.orientation.w = 1.0
+    return msg
+
+
+@LINUX
+def test_a_crashed_services_process_is_restarted(ros_context):
+    namespace = f'{NAMESPACE}/crash'
+    node = KinDynNode(context=ros_context, namespace=namespace, parameter_overrides=[
+        Parameter('robot_description', value=MIMIC_URDF), Parameter('use_odometry', value=False),
+        Parameter('diagnostics_period', value=0.1)])
+    helper = rclpy.create_node('kin_dyn_crash_helper', namespace=namespace, context=ros_context)
+    executor = SingleThreadedExecutor(context=ros_context)
+    for n in (node, helper):
+        executor.add_node(n)
+    try:
+        rig = Rig(helper, executor)
+        client = helper.create_client(GetMassMatrix, rig.private('get_mass_matrix'))
+        assert client.wait_for_service(timeout_sec=30.0)
+        kd = KinDynComputations(MIMIC_URDF)
+        want = kd.mass_matrix(np.eye(4), kd.apply_mimic(np.array([0.3, 0.1, 0.0])))
+        first = node._planners.pid
+        res = mass_matrix(rig, client)
+        assert res.success, res.message
+        np.testing.assert_allclose(np.reshape(res.data, want.shape), want, atol=1e-12)
+        os.kill(first, signal.SIGKILL)
+        assert rig.spin_until(lambda: node._planners.pid != first, timeout_s=10.0)
+        # the dead process's server may still look ready to DDS for a while: ask again
+        # until the new one answers
+        deadline, res = time.monotonic() + 30.0, None
+        while res is None and time.monotonic() < deadline:
+            future = client.call_async(GetMassMatrix.Request(state=state()))
+            if rig.spin_until(future.done, timeout_s=2.0):
+                res = future.result()
+        assert res is not None and res.success, res   # the new process, the same answer
+        np.testing.assert_allclose(np.reshape(res.data, want.shape), want, atol=1e-12)
+        assert alive(node._planners.pid) and not alive(first)
+    finally:
+        executor.shutdown()
+        helper.destroy_node()
+        node.destroy_node()
+
+
+@LINUX
+def test_the_services_process_ends_with_the_node_even_killed(ros_context):
+    """SIGKILL to the node (no clean-up at all): its services' process sees its stdin close
+    and ends."""
+    proc = subprocess.Popen(node_command() + [
+        '--ros-args', '-r', f'__ns:={NAMESPACE}/killed', '-p',
+        f'robot_description:={MIMIC_URDF}', '-p', 'use_odometry:=false'],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO, env=dict(os.environ))
+    try:
+        deadline, host = time.monotonic() + 60.0, None
+        while host is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+            for stat in pathlib.Path('/proc').glob('[0-9]*/cmdline'):
+                try:
+                    if b'kin_dyn_ros.service_process' in stat.read_bytes() and \
+                            int(pathlib.Path(stat.parent, 'stat').read_text().split(') ')[1]
+                                .split()[1]) == proc.pid:
+                        host = int(stat.parent.name)
+                except (OSError, ValueError):
+                    continue
+        assert host is not None, 'no services process started'
+        proc.kill()
+        proc.wait()
+        deadline = time.monotonic() + 10.0
+        while alive(host) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(host), 'the services process outlived its node'
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -1,0 +1,76 @@
+"""node/state_share.py: the last tick's state in shared memory, read by another process.
+
+Run:  python -m pytest test/ros/test_state_share.py
+"""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+
+from kin_dyn_ros.dynamics import Representations
+from kin_dyn_ros.node.state_share import StateReader, StateWriter
+from kin_dyn_ros.node.tick import MeasuredState
+
+MIXED = Representations.MIXED_REPRESENTATION
+BODY = Representations.BODY_FIXED_REPRESENTATION
+
+
+def state(k, n=32, rep=MIXED):
+    """A state whose every number tells its tick ``k``."""
+    return MeasuredState(np.full((4, 4), float(k)), np.full(n, k + 0.25), np.full(6, k + 0.5),
+                         np.full(n, k + 0.75), rep)
+
+
+def test_a_reader_gets_the_last_state_of_its_model_only():
+    writer = StateWriter()
+    reader = StateReader(writer.fd)
+    try:
+        assert reader.read(1) is None                        # nothing written yet
+        writer.write(1, state(3))
+        writer.write(1, state(4, rep=BODY))
+        got = reader.read(1)
+        want = state(4, rep=BODY)
+        for field in ('w_H_b', 's', 'base_vel', 's_dot'):
+            np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
+        assert got.representation is BODY
+        assert reader.read(2) is None                        # another model's state
+        writer.write(2, state(5, n=3))                       # a smaller model
+        assert reader.read(2).s.shape == (3,)
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_another_process_never_reads_half_of_two_ticks():
+    """A writer at full speed (states whose numbers all equal their tick) and a reader in
+    another process: every state read is one tick's."""
+    writer = StateWriter()
+    reader_code = textwrap.dedent(f"""
+        import numpy as np, sys
+        from kin_dyn_ros.node.state_share import StateReader
+        reader, seen, bad = StateReader({writer.fd}), set(), 0
+        for _ in range(20000):
+            got = reader.read(1)
+            if got is None:
+                continue
+            k = got.w_H_b[0, 0]
+            ok = (got.w_H_b == k).all() and (got.s == k + 0.25).all() and \\
+                (got.base_vel == k + 0.5).all() and (got.s_dot == k + 0.75).all()
+            bad += not ok
+            seen.add(k)
+        print(len(seen), bad)
+    """)
+    proc = subprocess.Popen([sys.executable, '-c', reader_code], stdout=subprocess.PIPE,
+                            text=True, pass_fds=(writer.fd,))
+    try:
+        k = 0
+        while proc.poll() is None:
+            k += 1
+            writer.write(1, state(k))
+        seen, bad = map(int, proc.stdout.read().split())
+    finally:
+        proc.wait()
+        writer.close()
+    assert bad == 0 and seen > 100, (seen, bad)
