@@ -19,6 +19,7 @@ the services' process as a file descriptor: nothing is left behind when both end
 import mmap
 import os
 import tempfile
+import time
 
 import numpy as np
 
@@ -31,7 +32,8 @@ MAX_JOINTS = 1024
 HEADER = 6
 REPRESENTATIONS = tuple(Representations)
 _SIZE = 8 * (HEADER + 16 + 6 + 2 * MAX_JOINTS)
-_ATTEMPTS = 1000
+_SPINS = 100          # reads in a row before waiting for a writer in the middle of a write
+_WAIT_S = 0.1         # longest wait for it (the tick's thread preempted mid-write)
 
 
 def _anonymous_file(size):
@@ -104,19 +106,31 @@ class StateWriter(_Block):
 class StateReader(_Block):
     """The services' side, on the writer's :attr:`StateWriter.fd` (not closed here)."""
 
+    def __init__(self, fd):
+        super().__init__(fd)
+        self._last = None       # (generation, MeasuredState) of the last consistent read
+
     def announced(self):
         """The node's current model generation (:meth:`StateWriter.announce`)."""
         return int(self.words[5])
 
     def read(self, generation):
         """The last :class:`.tick.MeasuredState` written for model ``generation``, or None
-        (none yet, or of another model)."""
-        w = self.words
-        for _ in range(_ATTEMPTS):
+        (none yet, or of another model). While the writer is in the middle of a write (its
+        thread preempted there), it reads again, then waits, at most ``_WAIT_S``; then it
+        gives the last state it read of that model."""
+        w, deadline = self.words, None
+        for attempt in range(1_000_000):
+            if attempt >= _SPINS:
+                now = time.monotonic()
+                deadline = deadline or now + _WAIT_S
+                if now > deadline:
+                    break
+                time.sleep(50e-6)
             before = w[0]
-            if before % 2 or before == 0:
-                if before == 0:
-                    return None
+            if before == 0:
+                return None
+            if before % 2:
                 continue
             n = int(w[4])
             copy = w[1:HEADER + 22 + 2 * n].copy()
@@ -126,6 +140,9 @@ class StateReader(_Block):
             if copy[0] != generation:
                 return None
             p = copy[HEADER - 1:]
-            return MeasuredState(p[:16].reshape(4, 4), p[16:16 + n], p[16 + n:22 + n],
-                                 p[22 + n:], REPRESENTATIONS[int(copy[2])])
-        return None
+            state = MeasuredState(p[:16].reshape(4, 4), p[16:16 + n], p[16 + n:22 + n],
+                                  p[22 + n:], REPRESENTATIONS[int(copy[2])])
+            self._last = (generation, state)
+            return state
+        last = self._last
+        return last[1] if last is not None and last[0] == generation else None

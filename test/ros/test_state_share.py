@@ -74,3 +74,19 @@ def test_another_process_never_reads_half_of_two_ticks():
         proc.wait()
         writer.close()
     assert bad == 0 and seen > 100, (seen, bad)
+
+
+def test_a_writer_stopped_mid_write_leaves_the_last_state_read():
+    """The tick's thread preempted in the middle of a write (the counter odd): a reader
+    waits a moment, then answers with the last state it read of that model, not "none"."""
+    writer = StateWriter()
+    reader = StateReader(writer.fd)
+    try:
+        writer.write(1, state(7))
+        assert reader.read(1).s[0] == 7.25
+        writer.words[0] += 1                         # a write begun, never finished
+        assert reader.read(1).s[0] == 7.25
+        assert reader.read(2) is None
+    finally:
+        reader.close()
+        writer.close()
