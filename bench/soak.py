@@ -624,12 +624,25 @@ def proc_stat(pid):
         return None
 
 
-def is_worker(pid):
+def descendants(pid):
+    """Pids of every process below ``pid`` (children, theirs, ...)."""
+    out, todo = [], [pid]
+    while todo:
+        kids = children(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
+def is_worker(pid, names=(b'equilibrium_worker', b'service_process')):
+    """Whether ``pid`` is one of the node's processes: a worker (equilibrium torques, a
+    services' query) or the services' process."""
     try:
         with open(f'/proc/{pid}/cmdline', 'rb') as f:
-            return b'equilibrium_worker' in f.read()
+            cmdline = f.read()
     except OSError:
         return False
+    return any(name in cmdline for name in names)
 
 
 class Sampler:
@@ -656,7 +669,7 @@ class Sampler:
         if node is None:
             return
         rss, alive = 0, 0
-        for pid in children(self.node_pid):
+        for pid in descendants(self.node_pid):   # the services' process's worker too
             st = proc_stat(pid)
             if st is None or not is_worker(pid):
                 continue
@@ -671,7 +684,7 @@ class Sampler:
 
     def equilibrium_worker(self):
         """The pid of the equilibrium worker (see the class), or None."""
-        live = [p for p in children(self.node_pid) if is_worker(p)]
+        live = [p for p in children(self.node_pid) if is_worker(p, (b'equilibrium_worker',))]
         if not live:
             return None
         return max(live, key=lambda p: (self._cpu.get(p, (0, 0))[1], p))

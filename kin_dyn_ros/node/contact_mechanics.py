@@ -66,7 +66,7 @@ from visualization_msgs.msg import Marker
 
 from kin_dyn_ros_interfaces.msg import StabilityMargin
 
-from .conversions import float_array, stamp_fields, stamp_to_ns, stamp_words, xyz_fields
+from .conversions import stamp_fields, stamp_to_ns, stamp_words, xyz_fields
 from ..dynamics.contacts import Contact, ground_axes, hull_support
 from ..equilibrium_worker import EquilibriumWorker
 from .markers import MarkerGroup, make_marker

@@ -23,7 +23,6 @@ The massless joints are also found here from the URDF text (subtrees without mas
 from the core. Run on both paths: ``KIN_DYN_JIT=0`` for the NumPy core.
 """
 
-import pathlib
 import xml.etree.ElementTree as ET
 
 import numpy as np

@@ -259,6 +259,20 @@ def node_command():
     return [sys.executable, '-m', 'kin_dyn_ros.node']
 
 
+def stop_process(proc, timeout_s=20.0):
+    """SIGINT to a node process started with piped output; its output once it ended
+    (killed after ``timeout_s``)."""
+    import signal
+    import subprocess
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    return out
+
+
 def load_model(rig, urdf, odometry=True):
     """Publish ``urdf`` on robot_description; wait for the node's /tf_static (the model is
     loaded) and for its subscriptions to the rig's inputs (odometry: unless False)."""

@@ -44,7 +44,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 from ros_helpers import (MIMIC_URDF, Rig, joint_state_msg, loopback_context,  # noqa: E402
-                         from_ns, module_namespace, node_command, ns, stamp_of, wrench_msg)
+                         from_ns, module_namespace, node_command, ns, stamp_of,
+                         stop_process, wrench_msg)
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
@@ -217,12 +218,7 @@ def test_node_process_publishes_and_exits_cleanly_on_sigint(ros_context, config,
     finally:
         executor.shutdown()
         helper.destroy_node()
-        proc.send_signal(signal.SIGINT)
-        try:
-            out, _ = proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, _ = proc.communicate()
+        out = stop_process(proc)
     assert proc.returncode == 0, out
     assert "loaded model 'iCub'" in out
     assert 'mimic_arm' not in out             # the foreign description never came

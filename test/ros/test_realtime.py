@@ -12,7 +12,6 @@ import os
 import pathlib
 import re
 import shutil
-import signal
 import subprocess
 import sys
 
@@ -24,7 +23,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 from ros_helpers import (MIMIC_URDF, Rig, joint_state_msg, loopback_context,  # noqa: E402
-                         module_namespace, node_command)
+                         module_namespace, node_command, stop_process)
 
 from kin_dyn_ros.node.realtime import memlock_refusal, rt_refusal  # noqa: E402
 
@@ -104,12 +103,7 @@ def run_node(ros_context, prefix, *params):
     finally:
         executor.shutdown()
         helper.destroy_node()
-        proc.send_signal(signal.SIGINT)
-        try:
-            out, _ = proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, _ = proc.communicate()
+        out = stop_process(proc)
     assert proc.returncode == 0, out
     return seen, out
 
