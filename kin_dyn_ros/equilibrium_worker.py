@@ -21,7 +21,10 @@ robot description goes through a temporary file that the worker reads and remove
 through the socket: a socket holds ~200 KB, and a larger description (hundreds of fixed
 frames, long mesh paths) would block the node until the worker, perhaps still importing
 NumPy, had read it (~0.4 s for 600 KB on a 2-core machine). It runs
-under SCHED_BATCH at nice +10 (Linux; elsewhere nice +10): a batch process does not preempt
+under SCHED_BATCH at nice +10 (Linux; elsewhere nice +10), once started (its start-up, ~1 s
+of CPU, runs under SCHED_IDLE, so that it never competes with the node's first ticks; leaving
+SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE, so without them it stays there): a
+batch process does not preempt
 the tick when a request wakes it (a plain niced one did: handing a request over cost the
 tick ~0.3 ms on a 2-core machine), and at nice +10 it gets ~10 % of a CPU that the node
 wants (the scheduler's weights 110 against 1024), so it makes progress on a saturated
@@ -90,14 +93,15 @@ _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NICE = 10     # added to the worker's niceness (lower priority than the node's)
 
 
-def _serve(conn):
+def _serve(conn, on_model=None):
     """The worker's loop: ``("model", path, kwargs)`` builds the model from the URDF file
     ``path`` (then removed) and KinDynComputations ``kwargs``, ``("contacts", contacts)``
     sets the contacts of the next requests, ``("solve", key, w_H_b, s)`` (the arrays as
     float64 bytes: pickling NumPy arrays cost the node ~50 us after an idle wait, against
     ~9 us) answers ``(key, encoded EquilibriumAnswer or ValueError)``, ``("query", key,
     name, representation, args)`` answers ``(key, dict or ValueError)`` of
-    :func:`~.dynamics.queries.run`; EOF ends it."""
+    :func:`~.dynamics.queries.run`; EOF ends it. ``on_model()`` is called once, when the
+    first model is built (the worker's start-up is over)."""
     from .dynamics import KinDynComputations
     from .dynamics.equilibrium import equilibrium_torques
     from .dynamics.queries import run
@@ -110,6 +114,9 @@ def _serve(conn):
             return
         if request[0] == "model":
             kd = _load_model(KinDynComputations, *request[1:])
+            if on_model is not None:
+                on_model, started = None, on_model
+                started()
             continue
         if request[0] == "contacts":
             contacts = request[1]
@@ -438,5 +445,8 @@ def _lower_priority(priority="batch"):
 
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _lower_priority(sys.argv[2] if len(sys.argv) > 2 else "batch")
-    _serve(Connection(int(sys.argv[1])))
+    # the start-up (the interpreter, NumPy, SciPy, the model: ~1 s of CPU) under SCHED_IDLE,
+    # so that it never competes with the node's first ticks; then the working priority
+    _lower_priority("idle")
+    _serve(Connection(int(sys.argv[1])),
+           on_model=lambda: _lower_priority(sys.argv[2] if len(sys.argv) > 2 else "batch"))

@@ -16,7 +16,8 @@ the one it holds is not used ("no measured state yet").
 The process computes ~/get_* itself (it is not the tick's process), and ~/check_equilibrium
 in a QueryWorker of its own (milliseconds to tens: ~/get_dynamics does not queue behind it);
 it runs the NumPy core (``KIN_DYN_JIT=0``, as the workers: numba and the kernels would cost
-it ~110 MB) at SCHED_BATCH nice +10, in a session of its own (a terminal's Ctrl-C does not
+it ~110 MB) at SCHED_BATCH nice +10 once it holds its first model (its start-up under
+SCHED_IDLE: never against the node's first ticks), in a session of its own (a terminal's Ctrl-C does not
 reach it). It ends when its stdin closes: when the node closes it, or dies. The node
 restarts it if it crashed (checked with each /diagnostics, at most once per ``RESTART_S``).
 """
@@ -61,6 +62,7 @@ class ServiceHost:
         self._writer = StateWriter()
         self._process, self._config, self._died = None, {"generation": 0}, None
         self._model_key, self.generation = None, 0
+        self._files = []            # descriptions sent that the process may not have read
         self._start()
 
     @property
@@ -109,6 +111,7 @@ class ServiceHost:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(line["urdf"])
             line["urdf"] = path
+            self._files = [p for p in self._files if os.path.exists(p)] + [path]
         try:
             self._process.stdin.write(json.dumps(line) + "\n")
             self._process.stdin.flush()
@@ -124,7 +127,8 @@ class ServiceHost:
         if self._died is None:
             self._died = now
             self._logger.warning(f"the services' process ended (exit "
-                                 f"{self._process.returncode}): restarting it")
+                                 f"{self._process.returncode}): restarting it",
+                                 throttle_duration_sec=30.0)
         if now - self._died >= RESTART_S:
             self._died = None
             self._start()
@@ -145,6 +149,8 @@ class ServiceHost:
                     process.wait(JOIN_S)
                 except (subprocess.TimeoutExpired, KeyboardInterrupt):
                     pass
+        for path in self._files:        # descriptions no process read
+            _remove(path)
         self._writer.close()
 
 
@@ -177,6 +183,7 @@ class _Host:
         self._reader, self._snapshot = reader, Snapshot(None, None, "MIXED", "")
         self._generation = 0
         self._loaded = threading.Condition()   # notified when a configuration is applied
+        self._working = False     # at the working priority (after the first model)
         self._checks = QueryWorker()
         self._logger = node.get_logger()
         self.services = (DynamicsServices(node, self.source, _InProcess(), base=fqn),
@@ -215,6 +222,10 @@ class _Host:
         contacts = {name: make_contact((name, np.array(points), normal, friction), link)
                     for name, link, points, normal, friction in config.get("contacts", [])}
         self._generation = config["generation"]
+        if kd is not None and not self._working:     # started: the working priority
+            from ..equilibrium_worker import _lower_priority
+            _lower_priority("batch")
+            self._working = True
         self._snapshot = self._snapshot._replace(
             kd=kd, representation=config.get("representation", "MIXED"),
             prefix=config.get("prefix", ""), contacts=contacts)
@@ -248,7 +259,7 @@ def main(argv=None):
     from .spinning import spin_until_shutdown
     from .state_share import StateReader
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _lower_priority("batch")
+    _lower_priority("idle")       # the start-up: never against the node's first ticks
     context = rclpy.Context()
     rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(name, namespace=namespace, context=context)

@@ -64,8 +64,12 @@ class _Block:
         self.words = np.frombuffer(self._map, dtype=np.float64)
 
     def close(self):
+        """Unmap (idempotent)."""
+        if self._map is None:
+            return
         del self.words
         self._map.close()
+        self._map = None
 
 
 class StateWriter(_Block):
@@ -82,7 +86,7 @@ class StateWriter(_Block):
     def write(self, generation, measured):
         """Publish ``measured`` (a :class:`.tick.MeasuredState`) of model ``generation``."""
         n = measured.s.size
-        if n > MAX_JOINTS:
+        if n > MAX_JOINTS or self._map is None:
             return
         w = self.words
         self._sequence += 1                 # odd: writing
@@ -99,8 +103,10 @@ class StateWriter(_Block):
         w[0] = self._sequence
 
     def close(self):
-        super().close()
-        os.close(self.fd)
+        """Unmap and close the file (idempotent)."""
+        if self._map is not None:
+            super().close()
+            os.close(self.fd)
 
 
 class StateReader(_Block):

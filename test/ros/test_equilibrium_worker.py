@@ -225,9 +225,11 @@ def test_the_worker_runs_at_a_lower_priority(worker, icub_urdf, standing):
     worker.set_model(icub_urdf)
     assert worker.submit(0, w_H_b, s, FEET)
     wait_answer(worker)
-    # Linux: SCHED_BATCH (no preemption of the node's threads on wake-up) at nice +10
+    # Linux: SCHED_BATCH (no preemption of the node's threads on wake-up) at nice +10, once
+    # started (its start-up under SCHED_IDLE, which only CAP_SYS_NICE may leave)
     pid = worker._process.pid
-    assert os.sched_getscheduler(pid) == os.SCHED_BATCH
+    allowed = {os.SCHED_BATCH} if os.geteuid() == 0 else {os.SCHED_BATCH, os.SCHED_IDLE}
+    assert os.sched_getscheduler(pid) in allowed
     assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, os.getpriority(os.PRIO_PROCESS, 0)
                                                         + 10)
     assert os.getsid(pid) == pid            # a session of its own: a terminal's Ctrl-C misses it

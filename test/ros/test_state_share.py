@@ -90,3 +90,11 @@ def test_a_writer_stopped_mid_write_leaves_the_last_state_read():
     finally:
         reader.close()
         writer.close()
+
+
+def test_closing_twice_and_writing_after_close_do_nothing():
+    """destroy_node may run twice; a last tick may race it."""
+    writer = StateWriter()
+    writer.close()
+    writer.close()
+    writer.write(1, state(1))
