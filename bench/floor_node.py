@@ -202,7 +202,7 @@ def balance_messages(kd, world='odom'):
     from builtin_interfaces.msg import Time
     from rclpy.serialization import deserialize_message
     from kin_dyn_ros.node.balance_outputs import BalanceMessages
-    from kin_dyn_ros.node.contact_mechanics import contact_geometry, make_contact
+    from kin_dyn_ros.node.settings import contact_geometry, make_contact
     from kin_dyn_ros_interfaces.msg import CentresOfPressure
     w_H_b, s, nu, s_dot, tau, wrenches = tick_inputs(kd)
     contacts = {c: make_contact(contact_geometry(c)) for c in wrenches}

@@ -67,10 +67,11 @@ from visualization_msgs.msg import Marker
 from kin_dyn_ros_interfaces.msg import StabilityMargin
 
 from .conversions import stamp_fields, stamp_to_ns, stamp_words, xyz_fields
-from ..dynamics.contacts import Contact, ground_axes, hull_support
+from ..dynamics.contacts import ground_axes, hull_support
 from ..equilibrium_worker import EquilibriumWorker
 from .markers import MarkerGroup, make_marker
 from .outputs import EffortMessage, ReadCounts, SerializedTemplate, TemplateCache
+from .settings import make_contact
 from .throttle import ThrottledLogger
 
 try:
@@ -78,22 +79,8 @@ try:
 except ImportError:  # Humble
     from rclpy.qos_event import PublisherEventCallbacks
 
-__all__ = ["DEFAULT_POINTS", "DEFAULT_NORMAL", "DEFAULT_FRICTION", "CONTACT_PARAMETERS",
-           "contact_parameter",
-           "contact_geometry", "make_contact", "support_markers", "SupportMessages",
-           "ContactMechanics"]
+__all__ = ["support_markers", "SupportMessages", "ContactMechanics"]
 
-DEFAULT_POINTS = (0.0, 0.0, 0.0)      # the link frame's origin
-DEFAULT_NORMAL = (0.0, 0.0, 1.0)
-DEFAULT_FRICTION = 0.6
-# (key, default, description) of each contact's geometry parameters contact.<name>.<key>
-CONTACT_PARAMETERS = (
-    ("points", list(DEFAULT_POINTS), "contact points: flat list of 3k numbers, k points "
-     "[x, y, z] in the link frame [m] (e.g. a sole's 4 corners); default its origin"),
-    ("normal", list(DEFAULT_NORMAL), "contact normal in the link frame, from the environment "
-     "into the link"),
-    ("friction", DEFAULT_FRICTION, "Coulomb friction coefficient (>= 0)"),
-)
 THROTTLE_S = 5.0
 MARKER_NS = "support_polygon"
 LINE_WIDTH = 0.005                    # [m] polygon outline
@@ -102,52 +89,6 @@ POLYGON_RGBA = (1.0, 0.85, 0.0, 1.0)
 INSIDE_RGBA = (0.1, 0.8, 0.1, 0.9)
 OUTSIDE_RGBA = (0.9, 0.1, 0.1, 0.9)
 _ZERO = np.zeros(3)
-
-
-# -- parameters ----------------------------------------------------------------------------
-def contact_parameter(contact, key):
-    """Name of a contact's parameter: ``contact.<contact>.<key>``."""
-    return f"contact.{contact}.{key}"
-
-
-def _numbers(name, value, sizes):
-    values = list(value) if isinstance(value, (list, tuple)) or hasattr(value, "tolist") else None
-    if values is None or not sizes(len(values)) or any(
-            isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
-        return None
-    arr = np.asarray(values, dtype=float)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"parameter '{name}' contains NaN or inf: {values}")
-    return tuple(arr.tolist())
-
-
-def contact_geometry(contact, points=DEFAULT_POINTS, normal=DEFAULT_NORMAL,
-                     friction=DEFAULT_FRICTION):
-    """Validated ``(contact, points (3k,), normal (3,), friction)`` of one contact's
-    parameters (None = the default); ValueError naming the parameter."""
-    name = contact_parameter(contact, "points")
-    pts = _numbers(name, DEFAULT_POINTS if points is None else points,
-                   lambda n: n >= 3 and n % 3 == 0)
-    if pts is None:
-        raise ValueError(f"parameter '{name}' must be a flat list of 3k numbers (k points x, y, "
-                         f"z in the link frame, k >= 1), got {points!r}")
-    name = contact_parameter(contact, "normal")
-    nrm = _numbers(name, DEFAULT_NORMAL if normal is None else normal, lambda n: n == 3)
-    if nrm is None or np.linalg.norm(nrm) < 1e-9:
-        raise ValueError(f"parameter '{name}' must be 3 numbers, not all zero, got {normal!r}")
-    name = contact_parameter(contact, "friction")
-    mu = DEFAULT_FRICTION if friction is None else friction
-    if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not (np.isfinite(mu)
-                                                                         and mu >= 0.0):
-        raise ValueError(f"parameter '{name}' must be a finite number >= 0, got {friction!r}")
-    return contact, pts, nrm, float(mu)
-
-
-def make_contact(geometry, link=None):
-    """The core's Contact of a :func:`contact_geometry` tuple (on ``link``, default the
-    contact's name)."""
-    contact, points, normal, friction = geometry
-    return Contact(link or contact, np.reshape(points, (-1, 3)), normal, friction)
 
 
 # -- per-tick messages ----------------------------------------------------------------------

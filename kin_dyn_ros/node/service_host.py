@@ -204,7 +204,7 @@ class _Host:
     def configure(self, config):
         """A configuration line of the node (see the module)."""
         from ..dynamics import KinDynComputations
-        from .contact_mechanics import make_contact
+        from .settings import make_contact
         import numpy as np
         path, kd = config.get("urdf"), None
         if path is not None:

@@ -5,7 +5,7 @@ whole by :func:`make_settings`: at start-up a bad value stops the node with a cl
 at run time (``add_on_set_parameters_callback``) it rejects the change with the same reason.
 Topic and contact parameters are read-only (the subscriptions are made once); a contact's
 geometry (``contact.<name>.points/normal/friction``) is validated by
-:func:`.contact_mechanics.contact_geometry`.
+:func:`contact_geometry`.
 """
 
 import math
@@ -15,12 +15,26 @@ import numpy as np
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.parameter import Parameter
 
-from .contact_mechanics import CONTACT_PARAMETERS, contact_geometry, contact_parameter
+from ..dynamics.contacts import Contact
 from .conversions import pose_list_to_matrix
 from ..dynamics.representations import parse_representation
 
 __all__ = ["Settings", "make_settings", "declare_settings", "updated_settings",
-           "contact_topic_parameter", "MODEL_FIELDS"]
+           "contact_topic_parameter", "MODEL_FIELDS", "DEFAULT_POINTS", "DEFAULT_NORMAL",
+           "DEFAULT_FRICTION", "CONTACT_PARAMETERS", "contact_parameter", "contact_geometry",
+           "make_contact"]
+
+DEFAULT_POINTS = (0.0, 0.0, 0.0)      # the link frame's origin
+DEFAULT_NORMAL = (0.0, 0.0, 1.0)
+DEFAULT_FRICTION = 0.6
+# (key, default, description) of each contact's geometry parameters contact.<name>.<key>
+CONTACT_PARAMETERS = (
+    ("points", list(DEFAULT_POINTS), "contact points: flat list of 3k numbers, k points "
+     "[x, y, z] in the link frame [m] (e.g. a sole's 4 corners); default its origin"),
+    ("normal", list(DEFAULT_NORMAL), "contact normal in the link frame, from the environment "
+     "into the link"),
+    ("friction", DEFAULT_FRICTION, "Coulomb friction coefficient (>= 0)"),
+)
 
 # name, default, description, read-only. Numbers use dynamic typing so that YAML ``rate: 0``
 # (an integer) is accepted; make_settings checks the types.
@@ -145,6 +159,52 @@ class Settings:
     def base_pose(self):
         """(4, 4) world_H_base of ``fixed_base_pose``."""
         return pose_list_to_matrix(self.fixed_base_pose)
+
+
+# -- contacts ------------------------------------------------------------------------------
+def contact_parameter(contact, key):
+    """Name of a contact's parameter: ``contact.<contact>.<key>``."""
+    return f"contact.{contact}.{key}"
+
+
+def _numbers(name, value, sizes):
+    values = list(value) if isinstance(value, (list, tuple)) or hasattr(value, "tolist") else None
+    if values is None or not sizes(len(values)) or any(
+            isinstance(v, bool) or not isinstance(v, (int, float)) for v in values):
+        return None
+    arr = np.asarray(values, dtype=float)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"parameter '{name}' contains NaN or inf: {values}")
+    return tuple(arr.tolist())
+
+
+def contact_geometry(contact, points=DEFAULT_POINTS, normal=DEFAULT_NORMAL,
+                     friction=DEFAULT_FRICTION):
+    """Validated ``(contact, points (3k,), normal (3,), friction)`` of one contact's
+    parameters (None = the default); ValueError naming the parameter."""
+    name = contact_parameter(contact, "points")
+    pts = _numbers(name, DEFAULT_POINTS if points is None else points,
+                   lambda n: n >= 3 and n % 3 == 0)
+    if pts is None:
+        raise ValueError(f"parameter '{name}' must be a flat list of 3k numbers (k points x, y, "
+                         f"z in the link frame, k >= 1), got {points!r}")
+    name = contact_parameter(contact, "normal")
+    nrm = _numbers(name, DEFAULT_NORMAL if normal is None else normal, lambda n: n == 3)
+    if nrm is None or np.linalg.norm(nrm) < 1e-9:
+        raise ValueError(f"parameter '{name}' must be 3 numbers, not all zero, got {normal!r}")
+    name = contact_parameter(contact, "friction")
+    mu = DEFAULT_FRICTION if friction is None else friction
+    if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not (np.isfinite(mu)
+                                                                         and mu >= 0.0):
+        raise ValueError(f"parameter '{name}' must be a finite number >= 0, got {friction!r}")
+    return contact, pts, nrm, float(mu)
+
+
+def make_contact(geometry, link=None):
+    """The core's Contact of a :func:`contact_geometry` tuple (on ``link``, default the
+    contact's name)."""
+    contact, points, normal, friction = geometry
+    return Contact(link or contact, np.reshape(points, (-1, 3)), normal, friction)
 
 
 def contact_topic_parameter(contact):

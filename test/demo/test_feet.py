@@ -26,7 +26,7 @@ from kin_dyn_ros.demo.feet import (NOMINAL_FOOT, FeetError, NoFootLinks, UrdfTre
                                    contacts_yaml, guess_feet, side_of, sole_geometry)
 from kin_dyn_ros.demo.robot import ModelError, load_robot, read_urdf
 from kin_dyn_ros.dynamics import KinDynComputations
-from kin_dyn_ros.node.contact_mechanics import contact_geometry
+from kin_dyn_ros.node.settings import contact_geometry
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 ICUB_YAML = REPO / "config" / "icub.yaml"
