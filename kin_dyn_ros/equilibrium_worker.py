@@ -23,13 +23,12 @@ frames, long mesh paths) would block the node until the worker, perhaps still im
 NumPy, had read it (~0.4 s for 600 KB on a 2-core machine). It runs
 under SCHED_BATCH at nice +10 (Linux; elsewhere nice +10), once started (its start-up, ~1 s
 of CPU, runs under SCHED_IDLE, so that it never competes with the node's first ticks; leaving
-SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE, so without them it stays there): a
-batch process does not preempt
-the tick when a request wakes it (a plain niced one did: handing a request over cost the
+SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE, so without them it stays there): a batch
+process does not preempt the tick when a request wakes it (a plain niced one did: handing a request over cost the
 tick ~0.3 ms on a 2-core machine), and at nice +10 it gets ~10 % of a CPU that the node
 wants (the scheduler's weights 110 against 1024), so it makes progress on a saturated
-machine: under SCHED_IDLE, which it ran under before, the demo at 500 Hz got no answer at
-all. A node whose ticking thread is real-time (``thread_priority``) always runs first. It
+machine (SCHED_IDLE, its weight 3, is reported to have given the demo at 500 Hz no answer
+at all on a saturated machine; not seen here since). A node whose ticking thread is real-time (``thread_priority``) always runs first. It
 runs in a session of its own, so a terminal's Ctrl-C (sent to the foreground process group)
 does not reach it, not even while its interpreter starts, and ignores SIGINT: it stops when
 the node, shutting down (or dying), closes the socket.

@@ -92,11 +92,6 @@ _ZERO = np.zeros(3)
 
 
 # -- per-tick messages ----------------------------------------------------------------------
-def _point(p, cls=Point):
-    x, y, z = (float(v) for v in p)
-    return cls(x=x, y=y, z=z)
-
-
 def _support_prototype(frame, n_points, inside):
     """Markers of a support with an outline of ``n_points`` points (0: DELETE), its disc
     green (``inside``) or red, and their per-tick fields (see :class:`.markers.MarkerGroup`)."""

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Pose, TransformStamped
+from geometry_msgs.msg import Point, Pose, TransformStamped
 
 from ..dynamics.checks import finite_array
 from ..dynamics.model import MimicJoints
@@ -23,7 +23,8 @@ from .cdr import REMEMBERED_NAMES_MAX
 
 __all__ = [
     "pose_to_matrix", "pose_list_to_matrix", "matrix_to_pose", "transform_to_matrix",
-    "make_transform_stamped", "fill_transforms", "vector_to_array", "twist_to_array",
+    "make_transform_stamped", "fill_transforms", "vector_to_array", "array_to_point",
+    "twist_to_array",
     "finite_array", "float_array", "matrix_to_list", "list_to_matrix",
     "stamp_to_ns", "ns_to_stamp", "stamp_words", "stamp_fields", "xyz_fields", "assign_fields",
     "JointStateMerger",
@@ -97,6 +98,12 @@ def fill_transforms(transforms, h, stamp=None):
         t, r = tf.transform.translation, tf.transform.rotation
         t.x, t.y, t.z = px, py, pz
         r.x, r.y, r.z, r.w = qx, qy, qz, qw
+
+
+def array_to_point(p, cls=Point):
+    """A geometry_msgs Point (or ``cls``: Vector3, Point32) of 3 numbers."""
+    x, y, z = (float(v) for v in p)
+    return cls(x=x, y=y, z=z)
 
 
 def twist_to_array(twist):

@@ -163,9 +163,9 @@ class KinDynNode(Node):
         deprecation is one warning; the node runs on)."""
         settings, log = self._settings, self.get_logger()
         if settings.sensor_thread_cpu >= 0:
-            log.warning(f"sensor_thread_cpu is deprecated (removed in the next release): "
-                        f"{'ignored, cpu_affinity is set' if settings.cpu_affinity else 'used as'}"
-                        f" cpu_affinity [{settings.sensor_thread_cpu}]")
+            use = ("ignored: cpu_affinity is set" if settings.cpu_affinity else
+                   f"used as cpu_affinity [{settings.sensor_thread_cpu}]")
+            log.warning(f"sensor_thread_cpu is deprecated (removed in the next release): {use}")
         if settings.lock_memory:
             warning = lock_memory()
             if warning:

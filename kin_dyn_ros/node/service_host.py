@@ -8,17 +8,18 @@ under the node's full name, with the same types and answers as the node's own wo
 (:class:`.services.DynamicsServices`, :class:`.services.EquilibriumService`). It reads the
 last tick's measured state from memory the tick writes (:mod:`.state_share`), and the
 model from the description the node loaded: on every model or settings change the node
-writes the description to a temporary file (the process reads and removes it) and sends one
-JSON line on the process's stdin with its path and what else the answers depend on (base
-link, gravity, representation, frame prefix, contacts). The state of another model than
+sends one JSON line on the process's stdin with what the answers depend on (model
+generation, base link, gravity, representation, frame prefix, contacts) and, when the
+process does not hold that generation's model yet, the path of a temporary file with the
+description (the process reads and removes it). The state of another model than
 the one it holds is not used ("no measured state yet").
 
 The process computes ~/get_* itself (it is not the tick's process), and ~/check_equilibrium
 in a QueryWorker of its own (milliseconds to tens: ~/get_dynamics does not queue behind it);
 it runs the NumPy core (``KIN_DYN_JIT=0``, as the workers: numba and the kernels would cost
 it ~110 MB) at SCHED_BATCH nice +10 once it holds its first model (its start-up under
-SCHED_IDLE: never against the node's first ticks), in a session of its own (a terminal's Ctrl-C does not
-reach it). It ends when its stdin closes: when the node closes it, or dies. The node
+SCHED_IDLE: never against the node's first ticks), in a session of its own (a terminal's
+Ctrl-C does not reach it). It ends when its stdin closes: when the node closes it, or dies. The node
 restarts it if it crashed (checked with each /diagnostics, at most once per ``RESTART_S``).
 """
 
@@ -60,7 +61,8 @@ class ServiceHost:
         self._fqn, self._namespace = node.get_fully_qualified_name(), node.get_namespace()
         self._name, self._logger = f"{node.get_name()}_services", node.get_logger()
         self._writer = StateWriter()
-        self._process, self._config, self._died = None, {"generation": 0}, None
+        self._process, self._config, self._died = None, {"generation": 0, "urdf": None}, None
+        self._sent = None           # the generation whose description the process has
         self._model_key, self.generation = None, 0
         self._files = []            # descriptions sent that the process may not have read
         self._start()
@@ -76,6 +78,7 @@ class ServiceHost:
              self._fqn, self._name, self._namespace], stdin=subprocess.PIPE, text=True,
             pass_fds=(self._writer.fd,),
             cwd=_PACKAGE_PARENT, env=worker_environment(), start_new_session=True)
+        self._sent = None
         self._send(self._config)
 
     def configure(self, kd, urdf, settings, contacts):
@@ -101,12 +104,16 @@ class ServiceHost:
         self._writer.write(self.generation, measured)
 
     def _send(self, config):
-        """One JSON line; the description through a temporary file (a pipe holds ~64 KB: a
-        larger one would block the node until the process read it)."""
+        """One JSON line; the description, unless the process has it already, through a
+        temporary file (a pipe holds ~64 KB: a larger one would block the node until the
+        process read it)."""
         if self._process is None or self._process.poll() is not None:
             return
-        line = dict(config)
-        if line.get("urdf") is not None:
+        line = dict(config, model=config["urdf"] is not None)
+        if line["urdf"] is not None and self._sent == line["generation"]:
+            line["urdf"] = None                     # same model: settings only
+        elif line["urdf"] is not None:
+            self._sent = line["generation"]
             fd, path = tempfile.mkstemp(prefix="kin_dyn_services_", suffix=".urdf")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(line["urdf"])
@@ -168,10 +175,7 @@ class _InProcess:
     @staticmethod
     def call(kd, name, representation, w_H_b, s, *args):
         from ..dynamics.queries import run
-        answer = run(kd, name, representation, w_H_b, s, *args)
-        if isinstance(answer, ValueError):
-            raise answer
-        return answer
+        return run(kd, name, representation, w_H_b, s, *args)
 
 
 class _Host:
@@ -206,21 +210,22 @@ class _Host:
         from ..dynamics import KinDynComputations
         from .settings import make_contact
         import numpy as np
-        path, kd = config.get("urdf"), None
-        if path is not None:
+        path, kd = config["urdf"], None
+        if path is not None:                # a new model (for this process)
             try:
                 with open(path, encoding="utf-8") as f:
                     urdf = f.read()
             finally:
                 _remove(path)
-            same = self._snapshot.kd is not None and config["generation"] == self._generation
-            kd = self._snapshot.kd if same else KinDynComputations(
-                urdf, root_link=config["root_link"], gravity=np.array(config["gravity"]))
-            if not same:
-                self._checks.set_model(urdf, config["root_link"], kd.gravity, model=kd.model)
-                self._checks.start()
+            kd = KinDynComputations(urdf, root_link=config["root_link"],
+                                    gravity=np.array(config["gravity"]))
+            self._checks.set_model(urdf, config["root_link"], kd.gravity, model=kd.model)
+        elif config["model"]:               # the model held, other settings
+            kd = self._snapshot.kd
         contacts = {name: make_contact((name, np.array(points), normal, friction), link)
-                    for name, link, points, normal, friction in config.get("contacts", [])}
+                    for name, link, points, normal, friction in config["contacts"]}
+        if contacts and kd is not None:
+            self._checks.start()            # its start-up now, not at the first check
         self._generation = config["generation"]
         if kd is not None and not self._working:     # started: the working priority
             from ..equilibrium_worker import _lower_priority

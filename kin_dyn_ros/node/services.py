@@ -23,12 +23,12 @@ from typing import NamedTuple
 import numpy as np
 from rclpy.task import Future
 
-from geometry_msgs.msg import Point, Vector3
+from geometry_msgs.msg import Vector3
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 
 from kin_dyn_ros_interfaces.srv import CheckEquilibrium, GetDynamics, GetJacobian, GetMassMatrix
 
-from .conversions import float_array, pose_to_matrix, twist_to_array
+from .conversions import array_to_point, float_array, pose_to_matrix, twist_to_array
 from ..dynamics.base_state import change_base_representation
 from ..dynamics.contacts import Contact
 from ..dynamics.representations import parse_representation
@@ -203,14 +203,15 @@ class EquilibriumService:
             kd, "equilibrium_check", call.rep, call.w_H_b, call.s, contacts))
         r.message, r.feasible, r.margin = d["message"], d["feasible"], d["margin"]
         r.inside = bool(d["margin"] >= 0.0)
-        r.com = _point(d["com"])
-        r.polygon = [_point(p) for p in d["polygon"]]
+        r.com = array_to_point(d["com"])
+        r.polygon = [array_to_point(p) for p in d["polygon"]]
         r.torques_feasible, r.torque_margin = d["torques_feasible"], d["torque_margin"]
         r.joint_names = list(kd.joints_name_list)
         r.torques = float_array([] if d["tau"] is None else d["tau"])
         r.point_contacts = [names[k] for k in d["point_contacts"]]
-        r.points = [_point(p) for p in d["points"]]
-        r.forces = [] if d["forces"] is None else [_point(f, Vector3) for f in d["forces"]]
+        r.points = [array_to_point(p) for p in d["points"]]
+        r.forces = [] if d["forces"] is None else [array_to_point(f, Vector3)
+                                                   for f in d["forces"]]
 
 
 class InProcessServices:
@@ -239,7 +240,9 @@ class InProcessServices:
             measured = None
             for worker in (self._queries, self._checks):
                 worker.set_model(urdf, kd.model.root_link, kd.gravity, model=kd.model)
-                worker.start()
+            self._queries.start()   # its start-up (~1 s of CPU) now, not at the first call
+        if kd is not None and contacts:
+            self._checks.start()    # (without contacts a check never reaches it)
         self._snapshot = Snapshot(kd, measured if kd is not None else None,
                                   settings.velocity_representation, settings.frame_prefix,
                                   dict(contacts))
@@ -254,10 +257,6 @@ class InProcessServices:
     def close(self):
         self._queries.close()
         self._checks.close()
-
-
-def _point(p, cls=Point):
-    return cls(x=float(p[0]), y=float(p[1]), z=float(p[2]))
 
 
 def offloaded(node, fn):

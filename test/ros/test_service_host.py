@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 from ros_helpers import (MIMIC_URDF, Rig, loopback_context, module_namespace,  # noqa: E402
                          node_command)
 
-from kin_dyn_ros.dynamics import KinDynComputations  # noqa: E402
+from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
 from kin_dyn_ros.node import KinDynNode  # noqa: E402
 from kin_dyn_ros_interfaces.srv import GetMassMatrix  # noqa: E402
 
@@ -127,3 +127,38 @@ def test_the_services_process_ends_with_the_node_even_killed(ros_context):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_settings_change_keeps_the_model_and_applies_the_settings(ros_context):
+    """A parameter change that keeps the model (frame_prefix, velocity_representation)
+    reaches the services' process without its description: same model, new settings."""
+    from kin_dyn_ros_interfaces.srv import GetJacobian
+    namespace = f'{NAMESPACE}/settings'
+    node = KinDynNode(context=ros_context, namespace=namespace, parameter_overrides=[
+        Parameter('robot_description', value=MIMIC_URDF), Parameter('use_odometry', value=False)])
+    helper = rclpy.create_node('kin_dyn_settings_helper', namespace=namespace,
+                               context=ros_context)
+    executor = SingleThreadedExecutor(context=ros_context)
+    for n in (node, helper):
+        executor.add_node(n)
+    try:
+        rig = Rig(helper, executor)
+        client = helper.create_client(GetJacobian, rig.private('get_jacobian'))
+        assert client.wait_for_service(timeout_sec=30.0)
+        first = node._planners.pid
+        assert all(r.successful for r in node.set_parameters([
+            Parameter('frame_prefix', value='r1/'),
+            Parameter('velocity_representation', value='BODY_FIXED')]))
+        kd = KinDynComputations(MIMIC_URDF)
+        kd.set_frame_velocity_representation(Representations.BODY_FIXED_REPRESENTATION)
+        want = kd.jacobian('b', np.eye(4), kd.apply_mimic(np.array([0.3, 0.1, 0.0])))
+        future = client.call_async(GetJacobian.Request(frame='r1/b', state=state()))
+        assert rig.spin_until(future.done, timeout_s=30.0)
+        res = future.result()
+        assert res.success, res.message
+        np.testing.assert_allclose(np.reshape(res.data, want.shape), want, atol=1e-12)
+        assert node._planners.pid == first           # the same process: no restart
+    finally:
+        executor.shutdown()
+        helper.destroy_node()
+        node.destroy_node()
