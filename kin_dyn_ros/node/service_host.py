@@ -210,7 +210,7 @@ class _Host:
         from ..dynamics import KinDynComputations
         from .settings import make_contact
         import numpy as np
-        path, kd = config["urdf"], None
+        path, kd = config.get("urdf"), None
         if path is not None:                # a new model (for this process)
             try:
                 with open(path, encoding="utf-8") as f:
@@ -220,10 +220,10 @@ class _Host:
             kd = KinDynComputations(urdf, root_link=config["root_link"],
                                     gravity=np.array(config["gravity"]))
             self._checks.set_model(urdf, config["root_link"], kd.gravity, model=kd.model)
-        elif config["model"]:               # the model held, other settings
+        elif config.get("model"):           # the model held, other settings
             kd = self._snapshot.kd
         contacts = {name: make_contact((name, np.array(points), normal, friction), link)
-                    for name, link, points, normal, friction in config["contacts"]}
+                    for name, link, points, normal, friction in config.get("contacts", [])}
         if contacts and kd is not None:
             self._checks.start()            # its start-up now, not at the first check
         self._generation = config["generation"]
@@ -240,12 +240,14 @@ class _Host:
         ``context`` down."""
         import rclpy
         for line in stream:
+            config = {}
             try:
-                self.configure(json.loads(line))
+                config = json.loads(line)
+                self.configure(config)
             except Exception as exc:  # reported; no model rather than the wrong one
                 self._logger.error(f"services: configuration not applied: {exc!r}")
                 self._snapshot = self._snapshot._replace(kd=None)
-                self._generation = self._reader.announced()
+                self._generation = config.get("generation", self._generation)
             with self._loaded:
                 self._loaded.notify_all()
         rclpy.try_shutdown(context=context)

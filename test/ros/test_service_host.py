@@ -15,21 +15,19 @@ import time
 
 import numpy as np
 import pytest
-import rclpy
-from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
-from ros_helpers import (MIMIC_URDF, Rig, loopback_context, module_namespace,  # noqa: E402
-                         node_command)
+from ros_helpers import (MIMIC_URDF, loopback_context, module_namespace,  # noqa: E402
+                         node_and_rig, node_command)
 
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
-from kin_dyn_ros.node import KinDynNode  # noqa: E402
 from kin_dyn_ros_interfaces.srv import GetMassMatrix  # noqa: E402
 
 NAMESPACE = module_namespace(__name__)
+SMALL = {'robot_description': MIMIC_URDF, 'use_odometry': False}
 LINUX = pytest.mark.skipif(not sys.platform.startswith('linux'), reason='/proc')
 
 
@@ -60,17 +58,9 @@ def state():
 
 @LINUX
 def test_a_crashed_services_process_is_restarted(ros_context):
-    namespace = f'{NAMESPACE}/crash'
-    node = KinDynNode(context=ros_context, namespace=namespace, parameter_overrides=[
-        Parameter('robot_description', value=MIMIC_URDF), Parameter('use_odometry', value=False),
-        Parameter('diagnostics_period', value=0.1)])
-    helper = rclpy.create_node('kin_dyn_crash_helper', namespace=namespace, context=ros_context)
-    executor = SingleThreadedExecutor(context=ros_context)
-    for n in (node, helper):
-        executor.add_node(n)
-    try:
-        rig = Rig(helper, executor)
-        client = helper.create_client(GetMassMatrix, rig.private('get_mass_matrix'))
+    with node_and_rig(ros_context, dict(SMALL, diagnostics_period=0.1), 'kin_dyn_crash_helper',
+                      {}, f'{NAMESPACE}/crash') as (node, rig):
+        client = rig.node.create_client(GetMassMatrix, rig.private('get_mass_matrix'))
         assert client.wait_for_service(timeout_sec=30.0)
         kd = KinDynComputations(MIMIC_URDF)
         want = kd.mass_matrix(np.eye(4), kd.apply_mimic(np.array([0.3, 0.1, 0.0])))
@@ -90,10 +80,6 @@ def test_a_crashed_services_process_is_restarted(ros_context):
         assert res is not None and res.success, res   # the new process, the same answer
         np.testing.assert_allclose(np.reshape(res.data, want.shape), want, atol=1e-12)
         assert alive(node._planners.pid) and not alive(first)
-    finally:
-        executor.shutdown()
-        helper.destroy_node()
-        node.destroy_node()
 
 
 @LINUX
@@ -133,17 +119,9 @@ def test_a_settings_change_keeps_the_model_and_applies_the_settings(ros_context)
     """A parameter change that keeps the model (frame_prefix, velocity_representation)
     reaches the services' process without its description: same model, new settings."""
     from kin_dyn_ros_interfaces.srv import GetJacobian
-    namespace = f'{NAMESPACE}/settings'
-    node = KinDynNode(context=ros_context, namespace=namespace, parameter_overrides=[
-        Parameter('robot_description', value=MIMIC_URDF), Parameter('use_odometry', value=False)])
-    helper = rclpy.create_node('kin_dyn_settings_helper', namespace=namespace,
-                               context=ros_context)
-    executor = SingleThreadedExecutor(context=ros_context)
-    for n in (node, helper):
-        executor.add_node(n)
-    try:
-        rig = Rig(helper, executor)
-        client = helper.create_client(GetJacobian, rig.private('get_jacobian'))
+    with node_and_rig(ros_context, SMALL, 'kin_dyn_settings_helper', {},
+                      f'{NAMESPACE}/settings') as (node, rig):
+        client = rig.node.create_client(GetJacobian, rig.private('get_jacobian'))
         assert client.wait_for_service(timeout_sec=30.0)
         first = node._planners.pid
         assert all(r.successful for r in node.set_parameters([
@@ -158,7 +136,3 @@ def test_a_settings_change_keeps_the_model_and_applies_the_settings(ros_context)
         assert res.success, res.message
         np.testing.assert_allclose(np.reshape(res.data, want.shape), want, atol=1e-12)
         assert node._planners.pid == first           # the same process: no restart
-    finally:
-        executor.shutdown()
-        helper.destroy_node()
-        node.destroy_node()
