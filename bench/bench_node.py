@@ -466,10 +466,11 @@ class ClientLoop:
                                     else min(0.02, due - now))
 
 
-def service_clients(model=None):
+def service_clients(model=None, horizon=False):
     """The service-load process. Make the clients (:class:`ClientLoop`): DYNAMICS_CLIENTS of
     ~/get_dynamics at DYNAMICS_HZ and one of ~/check_equilibrium at EQUILIBRIUM_HZ on the
-    STEP_POSTURE support; wait for the services, time check_equilibrium on the idle node for
+    STEP_POSTURE support (``horizon``: one of ~/get_dynamics_horizon instead, see
+    bench/horizon_load.py); wait for the services, time check_equilibrium on the idle node for
     flat feet and for that support and get_dynamics (flat feet's state), print "ready {...}"
     (JSON); then on "go" (stdin) start
     every client, on "stop" stop them and print {service: {"clients", "made", "answered",
@@ -481,6 +482,8 @@ def service_clients(model=None):
     rclpy.init()
     kd = KinDynComputations(model_urdf(model))
     flat = support_state(kd, {})[0]
+    if horizon:
+        return horizon_clients(kd, *support_state(kd, {})[1:])
     step, w_H_b, s = support_state(kd, STEP_POSTURE)
     loops = {'get_dynamics': [
         ClientLoop(f'kin_dyn_bench_dynamics_client_{i}', GetDynamics, f'/{NODE}/get_dynamics',
@@ -515,6 +518,34 @@ def service_clients(model=None):
     method, local_ms = local_support(kd, w_H_b, s)
     print('ready ' + json.dumps({'idle': idle, 'method': method, 'local_ms': local_ms}),
           flush=True)
+    serve_loads(loops)
+
+
+def horizon_clients(kd, w_H_b, s):
+    """The service-load process with ``--horizon``: one client of ~/get_dynamics_horizon at
+    HORIZON_HZ; the idle node's horizon figures (bench/horizon_load.py) in its ready line."""
+    from kin_dyn_ros_interfaces.srv import GetDynamics, GetDynamicsHorizon
+    from horizon_load import HORIZON_HZ, horizon_request, horizon_states, idle_horizon
+    states = horizon_states(kd, w_H_b, s)
+    loops = {'get_dynamics_horizon': [
+        ClientLoop('kin_dyn_bench_horizon_client', GetDynamicsHorizon,
+                   f'/{NODE}/get_dynamics_horizon', horizon_request(kd, states), HORIZON_HZ)]}
+    single = ClientLoop('kin_dyn_bench_dynamics_client', GetDynamics, f'/{NODE}/get_dynamics',
+                        None, 1.0)
+    for loop in (*loops['get_dynamics_horizon'], single):
+        if not loop.client.wait_for_service(timeout_sec=30.0):
+            raise RuntimeError(f'no service {loop.client.srv_name}')
+    idle = idle_horizon(kd, loops['get_dynamics_horizon'][0], single, states)
+    single.node.destroy_node()
+    print('ready ' + json.dumps({'horizon': idle}), flush=True)
+    serve_loads(loops)
+
+
+def serve_loads(loops):
+    """The service-load process's loop: "go" starts every client of ``loops`` ({service:
+    [ClientLoop]}), "stop" stops them and prints their figures (JSON); ends with stdin."""
+    import rclpy
+    every = [loop for group in loops.values() for loop in group]
     for line in sys.stdin:
         if line.strip() == 'go':
             for loop in every:
@@ -540,9 +571,10 @@ class ServiceLoad(LineProcess):
 
     key, name = 'services', 'clients'       # its figures in a run's row; its runs' label
 
-    def __init__(self, model=None):
+    def __init__(self, model=None, horizon=False):
         super().__init__([sys.executable, __file__, '--clients',
-                          *(['--model', model] if model else [])], 'service-load')
+                          *(['--model', model] if model else []),
+                          *(['--horizon'] if horizon else [])], 'service-load')
         self.check = json.loads(self.ready[len('ready '):])
 
 
@@ -747,6 +779,18 @@ def print_table(rows):
 def print_service_load(rows, check):
     """The --service-load report: the idle check, then per rate its run without clients and
     its run with them side by side (``rows`` in pairs: without, with), and the target."""
+    if 'horizon' in check:
+        from horizon_load import HORIZON_HZ, HORIZON_STATES, print_idle_horizon
+        print(f"service load: 1 client of ~/get_dynamics_horizon at {HORIZON_HZ:g} Hz "
+              f"({HORIZON_STATES} states, every quantity)")
+        print_idle_horizon(check['horizon'])
+    else:
+        print_idle_load(check)
+    print_load_runs(rows)
+
+
+def print_idle_load(check):
+    """The idle node's figures of the default load (its check_equilibrium and get_dynamics)."""
     idle = check['idle']
     print(f"service load: {DYNAMICS_CLIENTS} clients of ~/get_dynamics at {DYNAMICS_HZ:g} Hz "
           f"each (use_measured_state, frames {' '.join(SERVICE_FRAMES)}), 1 of "
@@ -759,6 +803,11 @@ def print_service_load(rows, check):
           f"polygon here: {check['method']}, {check['local_ms']:.1f} ms in process; non-flat "
           f"path: {'yes' if nonflat else 'NO'}; get_dynamics on the idle node (median of 10): "
           f"{idle['get_dynamics']['ms']:.1f} ms (success {idle['get_dynamics']['success']})")
+
+
+def print_load_runs(rows):
+    """Per rate, its run without clients and its run with them side by side (``rows`` in
+    pairs: without, with), and the target."""
     verdicts = []
     for base, loaded in zip(rows[::2], rows[1::2]):
         rate = base['rate']
@@ -1035,6 +1084,10 @@ def main():
                         "the node's and the listener's CPU side by side (issue 36)")
     parser.add_argument('--tf-listener', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--namespaces', default='', help=argparse.SUPPRESS)
+    parser.add_argument('--horizon', action='store_true',
+                        help='with --service-load: the load is one client of '
+                             '~/get_dynamics_horizon at 20 Hz (50 states; issue 35), and the '
+                             'idle node\'s horizon end to end against the core\'s batch')
     parser.add_argument('--clients', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--balance-readers', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--probe-run', action='store_true', help=argparse.SUPPRESS)
@@ -1049,7 +1102,7 @@ def main():
     if args.probe_run:
         return probe(args.duration, args.probe_cpu)
     if args.clients:
-        return service_clients(args.model)
+        return service_clients(args.model, args.horizon)
     if args.balance_readers:
         return reader_main()
     if args.tf_listener:
@@ -1061,6 +1114,8 @@ def main():
 
     if args.contact_outputs:
         OUTPUTS.update(CONTACT_OUTPUTS)
+    if args.horizon and not args.service_load:
+        parser.error('--horizon is a load of --service-load')
     if sum((args.service_load, args.tf_rate, args.floor is not None or args.balance_outputs)) > 1:
         parser.error('--service-load and --tf-rate are benches of their own (not with each '
                      'other, --floor or --balance-outputs)')
@@ -1094,7 +1149,7 @@ def main():
                   file=sys.stderr)
             return 1
         if args.service_load:
-            load = ServiceLoad(args.model)
+            load = ServiceLoad(args.model, args.horizon)
             try:
                 rows, records = run_rates(receiver, args, node_proc.pid, load)
             finally:

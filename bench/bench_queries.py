@@ -9,7 +9,9 @@ share one forward pass, ``sharing_model(keep_kinematics=True)``) and, as the ref
 every call doing its own forward pass. ``check_equilibrium`` runs on the flat feet (convex
 hull) and on bench_node's ``--service-load`` support (right sole on a 4.5 cm step, pitched:
 the contact wrench cone's faces), with the support polygon of the step also by the iterative
-projection (32 LPs) for comparison. Median and minimum over ``--repeats`` calls [us].
+projection (32 LPs) for comparison. ``dynamics_horizon`` is ``~/get_dynamics_horizon``'s
+query, 50 states (every quantity, two frames) per call; bench/bench_horizon.py puts it
+beside Pinocchio. Median and minimum over ``--repeats`` calls [us].
 
 Usage:  source scripts/env.sh && python bench/bench_queries.py [--repeats 200]
 """
@@ -32,7 +34,7 @@ from bench_node import STEP_POSTURE, support_state  # noqa: E402
 from bench_contacts import SOLE  # noqa: E402
 from models import model_text  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
-from kin_dyn_ros.dynamics import queries  # noqa: E402
+from kin_dyn_ros.dynamics import horizon, queries  # noqa: E402
 from kin_dyn_ros.dynamics.contacts import Contact, contact_poses, support_polygon  # noqa: E402
 
 
@@ -70,9 +72,12 @@ def main():
     flat = near(kd, support_state(kd, {})[1:], rng)
     step = near(kd, support_state(kd, STEP_POSTURE)[1:], rng)
     nu, s_dot, frames = np.array([0.1, 0, 0, 0, 0, 0]), rng.normal(size=n), ["l_sole", "r_sole"]
+    batch = [(np.repeat(w[None], 50, axis=0), np.repeat(s[None], 50, axis=0)) for w, s in flat]
     rows = [("jacobian l_sole", flat, "jacobian", ("l_sole",)),
             ("mass_matrix", flat, "mass_matrix", ()),
             ("dynamics (get_dynamics, 2 frames)", flat, "dynamics", (nu, s_dot, frames)),
+            ("dynamics_horizon, 50 states", batch, "dynamics_horizon",
+             (np.tile(nu, (50, 1)), np.tile(s_dot, (50, 1)), frames, horizon.QUANTITIES)),
             ("equilibrium_check, flat feet", flat, "equilibrium_check", (feet,)),
             ("equilibrium_check, step", step, "equilibrium_check", (feet,))]
     print(f"iCub ({n} joints), {args.repeats} calls each at changing states; median / min [us]")

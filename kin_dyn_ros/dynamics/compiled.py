@@ -235,6 +235,19 @@ class CompiledModel:
         return out.reshape((4, 4) if what == "pose" else (6, -1))
 
 
+    def horizon(self, rep, want, frames, w_H_b, s, nu, s_dot):
+        """(K, row length) of :func:`.kernels.horizon`: the quantities of the mask ``want``
+        at K states (``w_H_b`` (K, 4, 4), ``s``, ``s_dot`` (K, n), ``nu`` (K, 6), float64,
+        C-contiguous, shapes checked by the caller), frame indices ``frames`` (F,), the row's
+        offsets (:func:`.kernels.horizon_layout`) and the first state with a NaN or inf
+        (-1: none; the rows from it on are not written)."""
+        frames = np.array(frames, dtype=np.int64)
+        lay = self.k.horizon_layout(6 + self.n, len(frames), want)
+        out = np.empty((len(w_H_b), lay[-1]))
+        bad = self.k.horizon(self.mf, self.mi, int(rep), want, frames, w_H_b, s, nu, s_dot, out)
+        return out, lay, bad
+
+
 def _packed_floats(kernels, model, gravity):
     """``mf`` of :func:`.kernels.float_layout`."""
     n = model.n
@@ -356,7 +369,7 @@ def inputs(*items):
     out = []
     for name, value, shape in items:
         if type(value) is not np.ndarray or value.dtype != _F64 or not _usable(value.flags):
-            value = np.array(value, dtype=np.float64)     # a C-contiguous writable copy
+            value = np.array(value, dtype=np.float64, order="C")   # a C-contiguous writable copy
         if value.shape != shape:
             raise ValueError(f"expected {name} with shape {shape}, got {value.shape}")
         out.append(value)
@@ -377,12 +390,14 @@ _WARM_UP_URDF = (
 
 def prepare():
     """Compile (or load from the cache) the kernels now, on a two-link model, when the
-    compiled path runs; returns the seconds it took (0 on the NumPy path)."""
+    compiled path runs (the tick's and the services' process's: the batch's too); returns
+    the seconds it took (0 on the NumPy path)."""
     if jit_path() is None:
         return 0.0
     from .computations import KinDynComputations
     t0 = time.perf_counter()
-    KinDynComputations(_WARM_UP_URDF)
+    kd = KinDynComputations(_WARM_UP_URDF)
+    kd.dynamics_horizon(np.eye(4)[None], np.zeros((1, 1)), frames=["b"])   # the services'
     return time.perf_counter() - t0
 
 

@@ -27,6 +27,7 @@ from functools import cached_property
 import numpy as np
 
 from . import algorithms as alg
+from . import horizon
 from .balance import balance
 from .checks import checked_array, checked_arrays
 from .compiled import (EMPTY, NO_FRAMES, NO_TARGETS, NO_WRENCHES, CompiledModel,
@@ -231,9 +232,11 @@ class KinDynComputations:
         return self._mimic.positions(checked_array("s", s, (self.model.n,)))
 
     def fill_mimic(self, s, s_dot):
-        """Copies of joint positions ``s`` (n,) and velocities ``s_dot`` (n,) with the mimic
-        joints following their masters: ``m q + o`` and ``m dq`` (:class:`.model.MimicJoints`)."""
-        s, s_dot = checked_arrays(("s", s, (self.model.n,)), ("s_dot", s_dot, (self.model.n,)))
+        """Copies of joint positions ``s`` (n,) and velocities ``s_dot`` (n,) (or both (K, n):
+        K states) with the mimic joints following their masters: ``m q + o`` and ``m dq``
+        (:class:`.model.MimicJoints`)."""
+        shape = (len(s), self.model.n) if np.ndim(s) == 2 else (self.model.n,)
+        s, s_dot = checked_arrays(("s", s, shape), ("s_dot", s_dot, shape))
         return self._mimic.positions(s), self._mimic.velocities(s_dot)
 
     # -- internal helpers ---------------------------------------------------------------
@@ -281,9 +284,45 @@ class KinDynComputations:
             out[self.model.frame_body[idx]] += x.T @ w
         return out
 
+    # -- a batch of states ----------------------------------------------------------------
+    def dynamics_horizon(self, w_H_b, s, base_vel=None, s_dot=None, frames=(),
+                         quantities=horizon.QUANTITIES):
+        """``quantities`` (names of :data:`.horizon.QUANTITIES`) at K states in one call:
+        {name: (K, ...) array}, shapes as :func:`.horizon.shapes`, each state's values
+        those of the single-state methods. ``w_H_b`` (K, 4, 4), ``s``, ``s_dot`` (K, n),
+        ``base_vel`` (K, 6) in the active representation (velocities None: zero), ``frames``
+        links of the model for the frame quantities. ValueError naming an unknown quantity
+        or frame, a wrong shape (expected against actual) or the first state with a NaN
+        or inf. The compiled path computes the batch in one kernel call (:mod:`.horizon`)."""
+        want = horizon.mask(quantities)
+        idx = [self._frame(f) for f in frames]
+        w_H_b, s, base_vel, s_dot = horizon.checked_batch(self.model.n, w_H_b, s, base_vel,
+                                                          s_dot, finite=self._jit is None)
+        if self._jit is None:
+            return horizon.per_state(self, quantities, list(frames), w_H_b, s, base_vel, s_dot)
+        rows, lay, bad = self._jit.horizon(self.rep, want, idx, w_H_b, s, base_vel, s_dot)
+        if bad >= 0:
+            horizon.non_finite((("w_H_b", w_H_b), ("s", s), ("base_vel", base_vel),
+                                ("s_dot", s_dot)), bad)
+        sizes = horizon.shapes(len(w_H_b), self.model.n, len(idx))
+        return {q: rows[:, lay[i]:lay[i + 1]].reshape(sizes[q])
+                for i, q in enumerate(horizon.QUANTITIES) if want & (1 << i)}
+
+    def _batched(self, quantity, w_H_b, s, base_vel=None, s_dot=None, frame=None):
+        """:meth:`dynamics_horizon`'s ``quantity`` (K, ...) (of ``frame`` alone: the frame
+        axis dropped), or None when ``w_H_b`` is one state's (4, 4)."""
+        if np.ndim(w_H_b) != 3:
+            return None
+        frames = () if frame is None else (frame,)
+        out = self.dynamics_horizon(w_H_b, s, base_vel, s_dot, frames, (quantity,))[quantity]
+        return out if frame is None else out[:, 0]
+
     # -- kinematics ---------------------------------------------------------------------
     def forward_kinematics(self, frame, w_H_b, s):
-        """World pose of ``frame`` (4, 4), any link of the URDF."""
+        """World pose of ``frame`` (4, 4), any link of the URDF; (K, 4, 4) for K states
+        (``w_H_b`` (K, 4, 4), ``s`` (K, n), as every per-state method: :mod:`.horizon`)."""
+        if (batch := self._batched("frame_poses", w_H_b, s, frame=frame)) is not None:
+            return batch
         idx = self._frame(frame)
         if self._jit is not None:
             return self._jit.frame(self.rep, "pose", idx, w_H_b, s)
@@ -309,6 +348,8 @@ class KinDynComputations:
 
     def jacobian(self, frame, w_H_b, s):
         """Frame Jacobian (6, 6+n): ``v_F = J nu``, both in the active representation."""
+        if (batch := self._batched("jacobians", w_H_b, s, frame=frame)) is not None:
+            return batch
         if self._jit is not None:
             return self._jit.frame(self.rep, "jacobian", self._frame(frame), w_H_b, s)
         w_H_b = checked_array("w_H_b", w_H_b, (4, 4))
@@ -337,6 +378,9 @@ class KinDynComputations:
         So each column is ``dJ_c/dt = W_c x J_c`` with ``W = X V_k - u`` for a joint column and
         ``W = X u_B - u`` for the base columns (all in the representation's frame T).
         """
+        if (batch := self._batched("jacobian_dots", w_H_b, s, base_vel, s_dot,
+                                   frame)) is not None:
+            return batch
         if self._jit is not None:
             return self._jit.frame(self.rep, "jacobian_dot", self._frame(frame), w_H_b, s,
                                    base_vel, s_dot)
@@ -355,8 +399,20 @@ class KinDynComputations:
         jdot[:, cols] = motion_cross(vel.T - u, columns.T).T
         return jdot
 
+    def jacobian_dot_nu(self, frame, w_H_b, s, base_vel, s_dot):
+        """``dJ/dt nu`` (6,) of ``frame`` (:meth:`jacobian_dot` times [base_vel; s_dot]): the
+        frame's acceleration at zero nu_dot, in the active representation (iDynTree's
+        ``getFrameBiasAcc``)."""
+        if (batch := self._batched("jacobian_dot_nu", w_H_b, s, base_vel, s_dot,
+                                   frame)) is not None:
+            return batch
+        jdot = self.jacobian_dot(frame, w_H_b, s, base_vel, s_dot)
+        return jdot[:, :6].dot(base_vel) + jdot[:, 6:].dot(s_dot)
+
     def CoM_position(self, w_H_b, s):  # noqa: N802 (adam's name)
         """Centre of mass in the world frame (3,)."""
+        if (batch := self._batched("com", w_H_b, s)) is not None:
+            return batch
         if self._jit is not None:
             return self._jit.whole(self.rep, "com", w_H_b, s)
         _, _, kin = self._kin(w_H_b, s)
@@ -364,12 +420,16 @@ class KinDynComputations:
 
     def CoM_jacobian(self, w_H_b, s):  # noqa: N802
         """(3, 6+n): CoM velocity (world frame) from the generalized velocity."""
+        if (batch := self._batched("com_jacobian", w_H_b, s)) is not None:
+            return batch
         if self._jit is not None:
             return self._jit.whole(self.rep, "cmm", w_H_b, s)[:3] / self._total_mass
         return self.centroidal_momentum_matrix(w_H_b, s)[:3] / self.model.total_mass
 
     def centroidal_momentum_matrix(self, w_H_b, s):
         """(6, 6+n): [linear; angular momentum about the CoM], world axes, from nu."""
+        if (batch := self._batched("centroidal_momentum_matrix", w_H_b, s)) is not None:
+            return batch
         if self._jit is not None:
             return self._jit.whole(self.rep, "cmm", w_H_b, s)
         w_H_b, _, kin = self._kin(w_H_b, s)
@@ -388,6 +448,8 @@ class KinDynComputations:
 
     def mass_matrix(self, w_H_b, s):
         """Mass matrix M (6+n, 6+n) in the active representation, full and symmetric."""
+        if (batch := self._batched("mass_matrix", w_H_b, s)) is not None:
+            return batch
         if self._jit is not None:
             return self._jit.whole(self.rep, "mass", w_H_b, s)
         w_H_b, _, kin = self._kin(w_H_b, s)
@@ -426,6 +488,8 @@ class KinDynComputations:
 
     def bias_force(self, w_H_b, s, base_vel, s_dot):
         """h = C(q, nu) nu + g(q), (6+n,)."""
+        if (batch := self._batched("bias_forces", w_H_b, s, base_vel, s_dot)) is not None:
+            return batch
         return self._rnea(w_H_b, s, base_vel, s_dot, np.zeros(6), self._zero_n, None, self._g6)
 
     def coriolis_term(self, w_H_b, s, base_vel, s_dot):
@@ -435,6 +499,8 @@ class KinDynComputations:
 
     def gravity_term(self, w_H_b, s):
         """g(q), (6+n,): generalized gravity forces."""
+        if (batch := self._batched("gravity_forces", w_H_b, s)) is not None:
+            return batch
         if self._jit is not None:
             return self._jit.whole(self.rep, "gravity", w_H_b, s)
         w_H_b, _, kin = self._kin(w_H_b, s)

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["OK", "NOT_FINITE", "SINGULAR", "float_layout", "int_layout", "tick",
-           "whole_body", "frame_query", "frame_poses", "KERNELS",
+           "whole_body", "frame_query", "frame_poses", "horizon", "horizon_layout", "KERNELS",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE"]
 
@@ -999,6 +999,109 @@ def _jacobian_dot(rep, t, base_columns, columns, path, d, coordinate, t_h_c, nu,
         _motion_cross(w, base_columns[c], column)
         for e in range(6):
             jdot[e, c] = column[e]
+
+
+# ----------------------------------------------------------------------------- a batch of states
+
+@_jit
+def horizon_layout(size, n_frames, want):
+    """Offsets (11,) of the quantities of :data:`.horizon.QUANTITIES` in one state's row of :func:`horizon`'s
+    output (a quantity not in the mask ``want`` takes no room); the last is the row's
+    length. ``size`` = 6 + n, ``n_frames`` the frames asked about."""
+    lengths = (3, size * size, size, size, 6 * size, 3 * size, 16 * n_frames,
+               6 * size * n_frames, 6 * size * n_frames, 6 * n_frames)
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    for q in range(len(lengths)):
+        out[q + 1] = out[q] + (lengths[q] if want & (1 << q) else 0)
+    return out
+
+
+@_jit
+def horizon(mf, mi, rep, want, frames, w_H_b, s, nu, s_dot, out):
+    """The quantities of the mask ``want`` (bit k: :data:`.horizon.QUANTITIES` [k]) at K states in
+    one call: ``w_H_b`` (K, 4, 4), ``s`` and ``s_dot`` (K, n) in user order, ``nu`` (K, 6)
+    in the representation ``rep``; ``frames`` (F,) frame indices. State k's quantities go to
+    ``out[k]`` (K, row length) one after the other (:func:`horizon_layout`), each as
+    :func:`whole_body` and :func:`frame_query` lay it out for one state (row-major, joint
+    columns in user order); the CoM Jacobian is the CMM's linear rows over the total mass,
+    Jdot nu (6,) of a frame its Jacobian's derivative times [nu; s_dot]. Each state has its
+    own forward pass (shared by its whole-body quantities). Returns -1, or the index of the
+    first state with a NaN or inf (the rows from it on are not written)."""
+    n, n_states, n_frames = mi[0], w_H_b.shape[0], frames.shape[0]
+    size = 6 + n
+    lay = horizon_layout(size, n_frames, want)
+    whole = 0
+    for bit, mask in ((2, WANT_MASS), (4, WANT_RNEA), (8, WANT_GRAVITY), (16, WANT_CMM),
+                      (32, WANT_CMM)):
+        if want & bit:
+            whole |= mask
+    wb = np.empty(3 + size * size + 2 * size + 6 * size)
+    fq = np.empty(16 + 12 * size)
+    single = 0
+    for bit, mask in ((64, WANT_POSE), (128, WANT_JACOBIAN), (256 | 512, WANT_JDOT)):
+        if want & bit:
+            single |= mask
+    none_i, none_f = np.empty(0, dtype=np.int64), np.empty((0, 6))
+    empty = np.empty(0)
+    velocity = np.empty(size)
+    mass_total = _total_mass(mf, n)
+    for k in range(n_states):
+        row = out[k]
+        if (whole or want & 1) and whole_body(mf, mi, rep, whole, w_H_b[k], s[k], nu[k],
+                                              s_dot[k], empty, empty, empty, True, none_i,
+                                              none_f, wb) != OK:
+            return k
+        if want & 1:
+            row[lay[0]:lay[0] + 3] = wb[:3]
+        o = 3                            # whole_body's order: CoM, M, RNEA, g, CMM
+        for q, length in ((1, size * size), (2, size), (3, size), (4, 6 * size)):
+            if want & (1 << q):
+                row[lay[q]:lay[q] + length] = wb[o:o + length]
+            if whole & (WANT_MASS, WANT_RNEA, WANT_GRAVITY, WANT_CMM)[q - 1]:
+                o += length
+        if want & 32:                    # CoM Jacobian: m J_com = the CMM's linear rows
+            cmm = o - 6 * size
+            for e in range(3 * size):
+                row[lay[5] + e] = wb[cmm + e] / mass_total
+        for f in range(n_frames):
+            if single and frame_query(mf, mi, rep, single, frames[f], w_H_b[k], s[k], nu[k],
+                                      s_dot[k], fq) != OK:
+                return k
+            _frame_rows(want, size, n_frames, f, lay, fq, nu[k], s_dot[k], velocity, row)
+    return -1
+
+
+@_jit
+def _total_mass(mf, n):
+    """The bodies' total mass (the first column of ``mf``'s body block)."""
+    lay = float_layout(n, 0)
+    body = mf[lay[2]:lay[3]].reshape((n + 1, 13))
+    return body[:, 0].sum()
+
+
+@_jit
+def _frame_rows(want, size, n_frames, f, lay, fq, nu, s_dot, velocity, row):
+    """Frame f's pose, Jacobian, Jdot and Jdot nu from :func:`frame_query`'s ``fq`` (in its
+    order) into ``row`` at :func:`horizon_layout`'s offsets ``lay``."""
+    o = 0
+    if want & 64:
+        row[lay[6] + 16 * f:lay[6] + 16 * f + 16] = fq[:16]
+        o = 16
+    if want & 128:
+        row[lay[7] + 6 * size * f:lay[7] + 6 * size * (f + 1)] = fq[o:o + 6 * size]
+        o += 6 * size
+    if not want & (256 | 512):
+        return
+    if want & 256:
+        row[lay[8] + 6 * size * f:lay[8] + 6 * size * (f + 1)] = fq[o:o + 6 * size]
+    if want & 512:
+        velocity[:6] = nu
+        velocity[6:] = s_dot
+        for e in range(6):
+            acc = 0.0
+            for c in range(size):
+                acc += fq[o + e * size + c] * velocity[c]
+            row[lay[9] + 6 * f + e] = acc
 
 
 KERNELS = (tick, whole_body, frame_query, frame_poses)

@@ -224,18 +224,19 @@ class MimicJoints:
         self.multipliers, self.offsets = (np.array(c, dtype=float) for c in columns[2:])
 
     def positions(self, s):
-        """Copy of joint positions ``s`` (n,) with the mimic joints set from their masters."""
+        """Copy of joint positions ``s`` (n,) (or (K, n): K states) with the mimic joints set
+        from their masters."""
         out = np.array(s, dtype=float)
         if self.joints.size:
-            out[self.joints] = self.multipliers * out[self.masters] + self.offsets
+            out[..., self.joints] = self.multipliers * out[..., self.masters] + self.offsets
         return out
 
     def velocities(self, s_dot):
         """Copy of joint velocities (or accelerations) ``s_dot`` (n,) with the mimic joints
-        set from their masters."""
+        set from their masters; (K, n): K states."""
         out = np.array(s_dot, dtype=float)
         if self.joints.size:
-            out[self.joints] = self.multipliers * out[self.masters]
+            out[..., self.joints] = self.multipliers * out[..., self.masters]
         return out
 
 

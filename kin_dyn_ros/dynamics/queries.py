@@ -16,7 +16,8 @@ import numpy as np
 from .contacts import contact_poses, plane_points, support_polygon
 from .equilibrium import com_equilibrium, equilibrium_torques
 
-__all__ = ["jacobian", "mass_matrix", "dynamics", "equilibrium_check", "QUERIES", "run"]
+__all__ = ["jacobian", "mass_matrix", "dynamics", "dynamics_horizon", "equilibrium_check",
+           "QUERIES", "run"]
 
 
 def jacobian(kd, w_H_b, s, frame):
@@ -47,6 +48,13 @@ def dynamics(kd, w_H_b, s, nu, s_dot, frames):
     }
 
 
+def dynamics_horizon(kd, w_H_b, s, nu, s_dot, frames, quantities):
+    """``quantities`` of :data:`.horizon.QUANTITIES` at K states ``w_H_b`` (K, 4, 4), ``s``,
+    ``s_dot`` (K, n), ``nu`` (K, 6), with the frame quantities of the links ``frames``:
+    {name: (K, ...)} (:meth:`~.computations.KinDynComputations.dynamics_horizon`)."""
+    return kd.dynamics_horizon(w_H_b, s, nu, s_dot, frames, quantities)
+
+
 def equilibrium_check(kd, w_H_b, s, contacts):
     """Static equilibrium of the robot at ``(w_H_b, s)`` on ``contacts`` (Contact objects,
     world frame from the configuration): the support polygon (its vertices (m, 3) on the
@@ -74,7 +82,8 @@ def equilibrium_check(kd, w_H_b, s, contacts):
     }
 
 
-QUERIES = {f.__name__: f for f in (jacobian, mass_matrix, dynamics, equilibrium_check)}
+QUERIES = {f.__name__: f for f in (jacobian, mass_matrix, dynamics, dynamics_horizon,
+                                   equilibrium_check)}
 
 
 def run(kd, name, representation, w_H_b, s, *args):

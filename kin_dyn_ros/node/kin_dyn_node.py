@@ -14,7 +14,8 @@ geometry_msgs/WrenchStamped per contact. Outputs, stamped with the JointState's 
 momentum about the CoM, world axes), ~/gravity_torques, ~/forward_dynamics (with the age of
 the odometry and of each wrench it combined), ~/zmp, ~/capture_point and ~/cop (the balance
 quantities of the contacts, :mod:`.balance_outputs`), ~/markers, /diagnostics; services
-~/get_jacobian, ~/get_mass_matrix, ~/get_dynamics (:mod:`.services`). Parameters:
+~/get_jacobian, ~/get_mass_matrix, ~/get_dynamics (:mod:`.services`),
+~/get_dynamics_horizon (:mod:`.horizon_service`). Parameters:
 :mod:`.settings`. Contact mechanics (:mod:`.contact_mechanics`): ~/support_polygon,
 ~/stability_margin, ~/equilibrium_torques, support markers on ~/markers, service
 ~/check_equilibrium.
@@ -23,7 +24,7 @@ Threads, explicitly: the sensor callbacks run on the node's sensor thread (or th
 :func:`.inputs.subscribe_sensors`); the timers, robot_description and parameter changes on
 the executor that spins the node. All of these take the node's one lock (``_lock``), which
 guards the tick's state. The services (~/get_jacobian, ~/get_mass_matrix, ~/get_dynamics,
-~/check_equilibrium) are answered by a process of their own (:mod:`.service_host`, the
+~/get_dynamics_horizon, ~/check_equilibrium) are answered by a process of their own (:mod:`.service_host`, the
 default ``services_process: true``), which reads the last tick's state from memory the tick
 writes once per tick, before its outputs; or, with ``services_process: false``, in this
 process (:class:`.services.InProcessServices`): from an immutable snapshot replaced as one

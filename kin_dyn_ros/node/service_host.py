@@ -3,9 +3,10 @@ building responses) never competes with the tick for the node's interpreter.
 
 The node (:class:`ServiceHost`) starts ``python -m kin_dyn_ros.service_process``: a ROS
 node of its own, ``<node name>_services`` in the node's namespace, that serves the node's
-``~/get_jacobian``, ``~/get_mass_matrix``, ``~/get_dynamics`` and ``~/check_equilibrium``
-under the node's full name, with the same types and answers as the node's own would
-(:class:`.services.DynamicsServices`, :class:`.services.EquilibriumService`). It reads the
+``~/get_jacobian``, ``~/get_mass_matrix``, ``~/get_dynamics``, ``~/get_dynamics_horizon``
+and ``~/check_equilibrium`` under the node's full name, with the same types and answers as
+the node's own would (:class:`.services.DynamicsServices`,
+:class:`.horizon_service.HorizonService`, :class:`.services.EquilibriumService`). It reads the
 last tick's measured state from memory the tick writes (:mod:`.state_share`), and the
 model from the description the node loaded: on every model or settings change the node
 sends one JSON line on the process's stdin with what the answers depend on (model
@@ -14,10 +15,13 @@ process does not hold that generation's model yet, the path of a temporary file 
 description (the process reads and removes it). The state of another model than
 the one it holds is not used ("no measured state yet").
 
-The process computes ~/get_* itself (it is not the tick's process), and ~/check_equilibrium
-in a QueryWorker of its own (milliseconds to tens: ~/get_dynamics does not queue behind it);
-it runs the NumPy core (``KIN_DYN_JIT=0``, as the workers: numba and the kernels would cost
-it ~110 MB) at SCHED_BATCH nice +10 once it holds its first model (its start-up under
+The process computes ~/get_* and ~/get_dynamics_horizon itself (it is not the tick's
+process), and ~/check_equilibrium in a QueryWorker of its own (milliseconds to tens:
+~/get_dynamics does not queue behind it). It runs the path the node runs (the compiled
+kernels, loaded from the cache the node's start-up filled, and the horizon's kernel,
+compiled or loaded when it gets its first model: a 50-state horizon costs ~2 ms there
+against ~40 ms on the NumPy core, for ~110 MB more resident), at SCHED_BATCH nice +10 once
+it holds its first model (its start-up under
 SCHED_IDLE: never against the node's first ticks), in a session of its own (a terminal's
 Ctrl-C does not reach it). It ends when its stdin closes: when the node closes it, or dies. The node
 restarts it if it crashed (checked with each /diagnostics, at most once per ``RESTART_S``).
@@ -34,6 +38,12 @@ import time
 
 __all__ = ["ServiceHost", "planner_services", "main"]
 
+# glibc's malloc, in the services' process: buffers up to 32 MB from the heap and freed
+# memory kept up to 128 MB, where by default each large one (a 50-state horizon's answer:
+# ~1 MB in several buffers) is fresh mmap'd pages whose faults cost ~0.7 ms per MB here.
+# Variables the user set win; other C libraries ignore them.
+MALLOC_ENVIRONMENT = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20),
+                      "MALLOC_TRIM_THRESHOLD_": str(128 << 20)}
 RESTART_S = 1.0
 LOAD_WAIT_S = 30.0     # longest a request waits for the services' process to load a model
 JOIN_S = 2.0
@@ -72,12 +82,11 @@ class ServiceHost:
         return None if self._process is None else self._process.pid
 
     def _start(self):
-        from ..equilibrium_worker import worker_environment
         self._process = subprocess.Popen(
             [sys.executable, "-m", "kin_dyn_ros.service_process", str(self._writer.fd),
              self._fqn, self._name, self._namespace], stdin=subprocess.PIPE, text=True,
-            pass_fds=(self._writer.fd,),
-            cwd=_PACKAGE_PARENT, env=worker_environment(), start_new_session=True)
+            pass_fds=(self._writer.fd,), env={**MALLOC_ENVIRONMENT, **os.environ},
+            cwd=_PACKAGE_PARENT, start_new_session=True)
         self._sent = None
         self._send(self._config)
 
@@ -95,6 +104,7 @@ class ServiceHost:
             "gravity": None if kd is None else [float(g) for g in kd.gravity],
             "representation": settings.velocity_representation,
             "prefix": settings.frame_prefix,
+            "horizon_max_states": settings.horizon_max_states,
             "contacts": [[name, c.link, c.points.ravel().tolist(), list(map(float, c.normal)),
                           float(c.friction)] for name, c in contacts.items()]}
         self._send(self._config)
@@ -183,6 +193,7 @@ class _Host:
 
     def __init__(self, node, reader, fqn):
         from ..equilibrium_worker import QueryWorker
+        from .horizon_service import HorizonService
         from .services import DynamicsServices, EquilibriumService, Snapshot
         self._reader, self._snapshot = reader, Snapshot(None, None, "MIXED", "")
         self._generation = 0
@@ -191,6 +202,7 @@ class _Host:
         self._checks = QueryWorker()
         self._logger = node.get_logger()
         self.services = (DynamicsServices(node, self.source, _InProcess(), base=fqn),
+                         HorizonService(node, self.source, _InProcess(), base=fqn),
                          EquilibriumService(node, self.source, self._checks, base=fqn))
 
     def source(self):
@@ -219,6 +231,8 @@ class _Host:
                 _remove(path)
             kd = KinDynComputations(urdf, root_link=config["root_link"],
                                     gravity=np.array(config["gravity"]))
+            kd.dynamics_horizon(np.eye(4)[None], np.zeros((1, kd.NDoF)), # its kernel compiled
+                                frames=kd.frame_names[:1])                # now, not at a call
             self._checks.set_model(urdf, config["root_link"], kd.gravity, model=kd.model)
         elif config.get("model"):           # the model held, other settings
             kd = self._snapshot.kd
@@ -233,7 +247,8 @@ class _Host:
             self._working = True
         self._snapshot = self._snapshot._replace(
             kd=kd, representation=config.get("representation", "MIXED"),
-            prefix=config.get("prefix", ""), contacts=contacts)
+            prefix=config.get("prefix", ""), contacts=contacts,
+            horizon_max_states=config.get("horizon_max_states", 200))
 
     def read_configurations(self, stream, context):
         """Apply each line of ``stream``; at its end (the node closed it, or died) shut

@@ -1,4 +1,5 @@
-"""The planners' services: ``~/get_jacobian``, ``~/get_mass_matrix``, ``~/get_dynamics``.
+"""The planners' services: ``~/get_jacobian``, ``~/get_mass_matrix``, ``~/get_dynamics``
+(and ``~/get_dynamics_horizon``, :mod:`.horizon_service`).
 
 Each request is answered at one state: the node's latest measured state (the state of
 its last tick) when ``use_measured_state`` is true, else the request's
@@ -43,14 +44,16 @@ class Snapshot(NamedTuple):
     """What the services answer from: the model's KinDynComputations (None while no model is
     loaded; read only: each query runs on a copy of its own, :mod:`..dynamics.queries`), the last
     tick's :class:`.tick.MeasuredState` (None before the first tick of this model), the
-    node's default velocity representation (name) and frame prefix, and its contacts
-    ({name: :class:`~..dynamics.contacts.Contact`} of the model's links)."""
+    node's default velocity representation (name) and frame prefix, its contacts
+    ({name: :class:`~..dynamics.contacts.Contact`} of the model's links) and the most states
+    a ~/get_dynamics_horizon request may ask about."""
 
     kd: object
     measured: object
     representation: str
     prefix: str
     contacts: dict = {}
+    horizon_max_states: int = 200
 
 
 def explicit_state(kd, state):
@@ -215,16 +218,18 @@ class EquilibriumService:
 
 
 class InProcessServices:
-    """The four services answered in the node's own process (``services_process: false``,
+    """The five services answered in the node's own process (``services_process: false``,
     the plain path of :func:`.service_host.planner_services`): a :class:`Snapshot` replaced as
     one reference per tick, the queries computed in QueryWorker processes (one for ~/get_*,
     one for ~/check_equilibrium), or in the executor's thread where they cannot run."""
 
     def __init__(self, node):
         from ..equilibrium_worker import QueryWorker
+        from .horizon_service import HorizonService
         self._snapshot = Snapshot(None, None, "MIXED", "")
         self._queries, self._checks = QueryWorker(), QueryWorker()
         self.services = (DynamicsServices(node, self.source, self._queries),
+                         HorizonService(node, self.source, self._queries),
                          EquilibriumService(node, self.source, self._checks))
 
     def source(self):
@@ -245,7 +250,7 @@ class InProcessServices:
             self._checks.start()    # (without contacts a check never reaches it)
         self._snapshot = Snapshot(kd, measured if kd is not None else None,
                                   settings.velocity_representation, settings.frame_prefix,
-                                  dict(contacts))
+                                  dict(contacts), settings.horizon_max_states)
 
     def write(self, measured):
         """The tick's :class:`.tick.MeasuredState` (one reference replaced)."""

@@ -92,6 +92,8 @@ _PARAMETERS = (
     ("services_process", True, "true: ~/get_* and ~/check_equilibrium are answered by a "
      "process of their own (their traffic never competes with the tick); false: by the "
      "node's process", True),
+    ("horizon_max_states", 200, "most states a ~/get_dynamics_horizon request may ask about "
+     "(more: success false)", False),
     ("lock_memory", False, "mlockall the node's process (its memory never pages out); where "
      "the OS refuses, one warning naming why", True),
     ("merge_queued_joint_states", False, "with rate 0 and the sensor thread: true = "
@@ -142,6 +144,7 @@ class Settings:
     cpu_affinity: tuple = ()
     lock_memory: bool = False
     services_process: bool = True
+    horizon_max_states: int = 200
     merge_queued_joint_states: bool = False
 
     @property
@@ -265,6 +268,10 @@ def make_settings(**values):
     if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 99:
         raise ValueError(f"parameter 'thread_priority' must be an integer in 0-99 (0: off), "
                          f"got {priority!r}")
+    limit = s.horizon_max_states
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"parameter 'horizon_max_states' must be an integer >= 1, got "
+                         f"{limit!r}")
     cpus = tuple(s.cpu_affinity or ())
     if any(isinstance(c, bool) or not isinstance(c, int) or c < 0 for c in cpus):
         raise ValueError(f"parameter 'cpu_affinity' must list CPU indices >= 0, got "

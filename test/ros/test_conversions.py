@@ -504,3 +504,13 @@ def test_tick_stats_and_diagnostics():
     assert behind.level == behind.OK and '7 JointStates merged into a later tick' in behind.message
     assert build_diagnostics('kd', Time(), None, InputsReport(), (0, 0, 0, 0, 0, 0)).status[0].level \
         == model.ERROR
+
+
+def test_float_array_is_the_values_row_major_in_any_layout():
+    m = np.arange(12.0).reshape(3, 4)
+    assert cv.float_array(m).tolist() == list(range(12))
+    assert cv.float_array(m.T).tolist() == m.T.ravel().tolist()          # not contiguous
+    assert cv.float_array(np.asfortranarray(m)).tolist() == list(range(12))
+    assert cv.float_array(np.float64(2.5)).tolist() == [2.5]
+    assert cv.float_array(np.empty((0, 6))).tolist() == []
+    assert cv.float_array([1, 2]).tolist() == [1.0, 2.0] and cv.float_array([1]).typecode == 'd'

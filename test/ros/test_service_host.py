@@ -24,6 +24,7 @@ from ros_helpers import (MIMIC_URDF, loopback_context, module_namespace,  # noqa
                          node_and_rig, node_command)
 
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
+from kin_dyn_ros.node.service_host import MALLOC_ENVIRONMENT  # noqa: E402
 from kin_dyn_ros_interfaces.srv import GetMassMatrix  # noqa: E402
 
 NAMESPACE = module_namespace(__name__)
@@ -117,7 +118,8 @@ def test_the_services_process_ends_with_the_node_even_killed(ros_context):
 
 def test_a_settings_change_keeps_the_model_and_applies_the_settings(ros_context):
     """A parameter change that keeps the model (frame_prefix, velocity_representation)
-    reaches the services' process without its description: same model, new settings."""
+    reaches the services' process without its description: same model, new settings. (And
+    the process runs with MALLOC_ENVIRONMENT, unless the user set those variables.)"""
     from kin_dyn_ros_interfaces.srv import GetJacobian
     with node_and_rig(ros_context, SMALL, 'kin_dyn_settings_helper', {},
                       f'{NAMESPACE}/settings') as (node, rig):
@@ -136,3 +138,7 @@ def test_a_settings_change_keeps_the_model_and_applies_the_settings(ros_context)
         assert res.success, res.message
         np.testing.assert_allclose(np.reshape(res.data, want.shape), want, atol=1e-12)
         assert node._planners.pid == first           # the same process: no restart
+        environ = dict(item.split('=', 1) for item in pathlib.Path(
+            f'/proc/{first}/environ').read_text().split('\0') if '=' in item)
+        for name, value in MALLOC_ENVIRONMENT.items():   # its large answers from the heap
+            assert environ[name] == os.environ.get(name, value)
