@@ -115,7 +115,7 @@ def main():
     gc.freeze()         # as the node's main() does: the model's objects out of collections
     mech = node._mechanics
     hooks = (mech.steps, mech.new_markers)
-    balance_hook = node._balance_messages
+    balance_hook = node.loop.balance_messages
     spent = []          # [s] each balance publication of the modes with it
 
     def timed_balance(*a):
@@ -130,7 +130,7 @@ def main():
     def set_mode(mode):
         off = mode == 'off'
         mech.steps, mech.new_markers = (no_steps, lambda: None) if off else hooks
-        node._balance_messages = (lambda *_: []) if mode in ('off', 'no_balance') \
+        node.loop.balance_messages = (lambda *_: []) if mode in ('off', 'no_balance') \
             else timed_balance
         rate = 1e6 if mode == 'every' else args.equilibrium_rate
         node.set_parameters([Parameter('equilibrium_rate', value=rate),
@@ -151,7 +151,7 @@ def main():
             for msg in (js, odom, *wrenches.values()):
                 msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
             data = serialize_message(js)
-            with node._lock:     # as the node's sensor thread calls them (raw messages)
+            with node.loop.lock:     # as the node's sensor thread calls them (raw messages)
                 node._on_odometry(serialize_message(odom))
                 for c, msg in wrenches.items():
                     node._on_wrench(c, serialize_message(msg))

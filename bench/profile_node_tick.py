@@ -93,20 +93,19 @@ def main():
     wrap(node._inputs, 'take_joint_state', 'JointState: CDR read + merge')
     wrap(node._inputs, 'take_odometry', 'odometry (every 10th)')
     wrap(node._inputs, 'take_wrench', 'wrenches (2, every 10th)')
-    wrap(node._ticker, 'compute', 'tick: state + compute_tick')
+    wrap(node.loop.ticker, 'compute', 'tick: state + compute_tick')
     wrap(m.kd, 'compute_tick', '  of which compute_tick')
-    wrap(node, '_publish', 'publish: all outputs')
+    wrap(node.loop, 'publish', 'publish: all outputs')
     for attr in ('tf', 'com_point', 'centroidal_momentum', 'gravity_torques',
                  'forward_dynamics_msg', 'marker_array', 'contact_forces'):
         wrap(m.messages, attr, f'  render {attr}')
     for attr, pub in vars(node._pub).items():
         if hasattr(pub, 'publish'):
             wrap(pub, 'publish', f'  publish {attr}')
-    wrap(node, '_schedule_mechanics', 'contact mechanics: schedule')
-    wrap(node, '_run_deferred', 'contact mechanics: deferred steps')
-    for attr in ('_render', '_balance_messages'):
-        if hasattr(node, attr):
-            wrap(node, attr, f'{attr}')
+    wrap(node._mechanics, 'steps', 'contact mechanics: a due tick\'s steps')
+    wrap(node.loop, 'run_step', 'contact mechanics: deferred steps')
+    for attr in ('render', 'balance_messages'):
+        wrap(node.loop, attr, f'{attr}')
     wrap(m.kd, '_balance', '  balance (contact poses, CoPs, ZMP, DCM)')
     for attr in ('zmp', 'capture_point', 'cops'):
         wrap(m.balance_messages, attr, f'  render {attr}')
@@ -126,13 +125,13 @@ def main():
             aux = [serialize_message(odom), serialize_message(wrench)] if k % 10 == 0 else None
             data = serialize_message(js)
             t0 = clock()
-            with node._lock:
+            with node.loop.lock:
                 if aux:
                     node._on_odometry(aux[0])
                     node._on_wrench('l_sole', aux[1])
                     node._on_wrench('r_sole', aux[1])
                 node._on_joint_state(data)
-                while node._run_deferred():
+                while node.loop.run_step():
                     pass
             total += clock() - t0
             if k % 50 == 0:

@@ -15,6 +15,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from kin_dyn_ros_interfaces.srv import GetDynamicsHorizon
 
 from .conversions import float_array
+from .services import COLUMN_BASE, failed_response
 from ..dynamics.horizon import shapes
 from ..dynamics.quaternions import QUATERNION_TOLERANCE
 from ..dynamics.representations import parse_representation
@@ -55,12 +56,8 @@ class HorizonService:
             values = self._queries.call(kd, "dynamics_horizon", rep, *state, frames,
                                         quantities)
             fill_response(response, kd, len(state[0]), request.frames, values)
-        except ValueError as exc:
-            response = GetDynamicsHorizon.Response(success=False, message=str(exc))
-        except Exception as exc:  # never throw from a callback: report and go on
-            self._logger.error(f"GetDynamicsHorizon failed: {exc!r}")
-            response = GetDynamicsHorizon.Response(success=False,
-                                                   message=f"internal error: {exc!r}")
+        except Exception as exc:  # never throw from a callback: answer and go on
+            response = failed_response(GetDynamicsHorizon, self._logger, exc)
         return response
 
 
@@ -160,7 +157,6 @@ def multi_array(values, labels):
 
 def fill_response(response, kd, k, frames, values):
     """The response's fields of the answer ``values`` ({quantity: (K, ...)}) at K states."""
-    from .services import COLUMN_BASE
     response.success, response.message, response.num_states = True, "", k
     response.column_names = list(COLUMN_BASE) + kd.joints_name_list
     response.frames = list(frames)

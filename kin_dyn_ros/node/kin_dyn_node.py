@@ -22,10 +22,12 @@ quantities of the contacts, :mod:`.balance_outputs`), ~/markers, /diagnostics; s
 
 Threads, explicitly: the sensor callbacks run on the node's sensor thread (or the executor,
 :func:`.inputs.subscribe_sensors`); the timers, robot_description and parameter changes on
-the executor that spins the node. All of these take the node's one lock (``_lock``), which
-guards the tick's state. The services (~/get_jacobian, ~/get_mass_matrix, ~/get_dynamics,
-~/get_dynamics_horizon, ~/check_equilibrium) are answered by a process of their own (:mod:`.service_host`, the
-default ``services_process: true``), which reads the last tick's state from memory the tick
+the executor that spins the node. All of these take the node's one lock, held by the loop
+that owns the tick (:mod:`.loop`: when a tick runs, what it publishes, the contact
+mechanics' steps), which guards the tick's state. The services (~/get_jacobian,
+~/get_mass_matrix, ~/get_dynamics, ~/get_dynamics_horizon, ~/check_equilibrium) are
+answered by a process of their own (:mod:`.service_host`, the default
+``services_process: true``), which reads the last tick's state from memory the tick
 writes once per tick, before its outputs; or, with ``services_process: false``, in this
 process (:class:`.services.InProcessServices`): from an immutable snapshot replaced as one
 reference per tick, computed in QueryWorker processes, the executor's thread waiting with
@@ -51,7 +53,6 @@ import gc
 import os
 import signal
 import sys
-import threading
 import time
 from dataclasses import dataclass
 
@@ -72,12 +73,12 @@ from ..dynamics import KinDynComputations  # noqa: E402
 from ..dynamics.compiled import jit_status, prepare  # noqa: E402
 from .contact_mechanics import ContactMechanics  # noqa: E402
 from .conversions import JointStateMerger  # noqa: E402
-from .diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
+from .diagnostics import InputsReport, build_diagnostics  # noqa: E402
 from .inputs import SensorInputs, subscribe_sensors  # noqa: E402
-from .balance_outputs import BalanceMessages, balance_markers  # noqa: E402
-from .markers import MarkerGroup, MarkerSet  # noqa: E402
+from .balance_outputs import BalanceMessages  # noqa: E402
+from .markers import MarkerSet  # noqa: E402
 from .outputs import LATCHED_QOS, Publishers, TickMessages, static_transforms  # noqa: E402
-from .rates import SinceLast  # noqa: E402
+from .loop import TickLoop  # noqa: E402
 from .realtime import configure_native_threads, configure_thread, lock_memory  # noqa: E402
 from .service_host import planner_services  # noqa: E402
 from .settings import MODEL_FIELDS, declare_settings, updated_settings  # noqa: E402
@@ -130,30 +131,26 @@ class KinDynNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__("kin_dyn_node", **kwargs)
-        self._lock = threading.RLock()     # the tick's state (see the module docstring)
         self._settings = declare_settings(self)
         self._log = ThrottledLogger(self.get_logger(), THROTTLE_S)
         self._apply_process_settings()
-        self._model = self._ticker = self._last_tick = self._last_stamp_ns = None
+        self._model = self._sensors = None
         self._now_ns = clock_ns(self.get_clock())      # the node clock [ns]
         self._inputs = SensorInputs(self._now_ns)
-        # the contact mechanics' steps of a tick (begun or not), and of the newest tick after
-        self._deferred = self._next_deferred = self._markers_ns = self._sensors = None
-        self._begun = self._tick_waiting = False
-        self._stats = TickStats()
-        self._tf_due = SinceLast()         # publish_frequency, by JointState stamps
         self._tick_timer = self._diag_timer = None
         self._pub = Publishers(self)
-        self._mechanics = ContactMechanics(self, self._markers_read)
+        self.loop = TickLoop(self._pub, self._inputs, self._log, self._now_ns)
+        self._mechanics = ContactMechanics(self, self.loop.markers_read)
         self._planners = planner_services(self, self._settings.services_process)
+        self.loop.connect(self._mechanics, self._planners)
         self._configure(self._settings)
         self._prepare_dynamics()
         self._load_parameter_model()      # before any input can arrive
         self.create_subscription(String, "robot_description", self._on_description,
                                  LATCHED_QOS)
-        self._sensors = subscribe_sensors(
-            self, self._settings, self._lock, self._on_joint_state, self._on_odometry,
-            self._on_wrench, self._on_sensor_error, on_idle=self._on_sensors_idle)
+        self._sensors = self.loop.sensors = subscribe_sensors(
+            self, self._settings, self.loop.lock, self._on_joint_state, self._on_odometry,
+            self._on_wrench, self._on_sensor_error, on_idle=self.loop.sensors_idle)
         self._make_timers()
         self.add_on_set_parameters_callback(self._on_set_parameters)
         for warning in configure_native_threads(self._settings.thread_priority):
@@ -223,7 +220,7 @@ class KinDynNode(Node):
             if timer is not None:
                 self.destroy_timer(timer)
         s = self._settings
-        self._tick_timer = self.create_timer(1.0 / s.rate, self._on_tick_timer) \
+        self._tick_timer = self.create_timer(1.0 / s.rate, self.loop.timer_tick) \
             if s.rate > 0 else None
         self._diag_timer = self.create_timer(s.diagnostics_period, self._on_diagnostics_timer)
 
@@ -277,13 +274,8 @@ class KinDynNode(Node):
         """Apply ``settings`` to the current model: messages, tick, inputs, contacts, services'
         snapshot, /tf_static. A tick's deferred contact mechanics still pending run first,
         under the settings of that tick (dropped when the model was replaced)."""
-        if reloaded:
-            self._deferred = self._next_deferred = None
-            self._begun = False
-        else:
-            self._finish_deferred()
+        self.loop.configure(settings, self._model, reloaded)
         self._settings, m = settings, self._model
-        self._tf_due.reset()
         if m is None:
             self._inputs.configure(None, None, settings.world_frame, settings.ignore_timestamp)
             return
@@ -292,7 +284,8 @@ class KinDynNode(Node):
         m.messages = TickMessages(m.kd, settings)
         contacts = self._model_contacts(m, settings)
         self._mechanics.configure(m.kd, contacts, settings, m.urdf)
-        self._ticker = TickComputer(m.kd, m.aux, settings, self._mechanics.contacts, self._log)
+        self.loop.ticker = TickComputer(m.kd, m.aux, settings, self._mechanics.contacts,
+                                        self._log)
         m.balance_messages = BalanceMessages(settings.world_frame, contacts)
         self._inputs.configure(m.merger, self._model_frame, settings.world_frame,
                                settings.ignore_timestamp)
@@ -327,7 +320,7 @@ class KinDynNode(Node):
         settings, model, parsed = self._settings, self._model, None
         if not settings.robot_description and (model is None or msg.data != model.urdf):
             parsed = self._try_parse(msg.data, settings)
-        with self._lock:
+        with self.loop.lock:
             if self._settings.robot_description:
                 self.get_logger().info("robot_description topic ignored: the parameter is set",
                                        once=True)
@@ -344,28 +337,7 @@ class KinDynNode(Node):
             else:
                 self._log.warning("joint_states", f"JointState dropped: {exc}")
             return
-        if self._settings.rate == 0:
-            if self._settings.merge_queued_joint_states and self._on_sensor_thread():
-                if self._tick_waiting:        # the one taken before has no tick of its own
-                    self._stats.merged(time.monotonic())
-                self._tick_waiting = True     # once the inputs pending are taken
-            else:
-                self._tick()
-
-    def _on_sensor_thread(self):
-        return self._sensors is not None and self._sensors.is_current()
-
-    def _on_sensors_idle(self):
-        """The sensor thread has taken every pending input (or has been taking for
-        IDLE_MAX_S): with merge_queued_joint_states, tick the newest JointState, those taken
-        since the last tick merged into it (a backlog costs one tick, not one each, and the
-        outputs stay fresh); else one step of the deferred contact mechanics; True while
-        work remains."""
-        if self._tick_waiting:
-            self._tick_waiting = False
-            self._tick()
-            return True
-        return self._run_deferred()
+        self.loop.joint_state_taken()
 
     def _on_odometry(self, data):
         try:
@@ -386,167 +358,6 @@ class KinDynNode(Node):
             return frame[len(prefix):]
         return frame if frame in index else None
 
-    # -- the tick (under the lock) ---------------------------------------------------------
-    def _on_tick_timer(self):
-        with self._lock:
-            self._tick()
-
-    def _tick(self):
-        """Compute and publish the tick of the latest JointState, give the services its
-        state, and hand the contact mechanics their steps."""
-        inputs = self._inputs
-        if self._ticker is None or inputs.joint_state_stamp is None \
-                or not self._new_stamp(inputs.joint_state_stamp_ns):
-            return
-        start, start_cpu = time.perf_counter(), time.thread_time()
-        try:
-            tick = self._ticker.compute(inputs, self._pub.is_read(self._pub.forward_dynamics))
-        except ValueError as exc:
-            self._log.warning("tick", f"tick skipped: {exc}")
-            return
-        self._planners.write(tick.state)     # before the outputs: who got them can ask
-        self._publish(tick)
-        self._last_tick = tick
-        cpu = time.thread_time() - start_cpu      # inside the wall interval: cpu <= duration
-        self._stats.add(time.monotonic(), time.perf_counter() - start, cpu)
-        self._schedule_mechanics(tick)
-
-    def _publish(self, tick):
-        """The tick's outputs, each only while something subscribes (work nobody reads is
-        not done; a new subscriber is served from at most READERS_PERIOD_NS later). Every
-        per-tick message is rendered first, then all are published (the tick's arithmetic
-        runs before the middleware's code, not between its calls); the marker array, at
-        most ``markers_rate``, comes after them, so that it never delays them."""
-        for publisher, msg in self._render(tick):
-            publisher.publish(msg)
-        settings, pub = self._settings, self._pub
-        if settings.publish_markers and self._markers_due() and pub.is_read(pub.markers):
-            pub.markers.publish(self._marker_array(tick))
-
-    def _render(self, tick):
-        """[(publisher, message)] of the tick's per-tick outputs that are read."""
-        settings, msgs, pub = self._settings, self._model.messages, self._pub
-        result, stamp, read = tick.result, tick.stamp, pub.is_read
-        out = []
-        if settings.publish_tf and read(pub.tf) and self._tf_turn(tick):
-            out.append((pub.tf, msgs.tf(result, stamp,
-                                        settings.publish_base_tf and tick.have_base)))
-        if read(pub.com):
-            out.append((pub.com, msgs.com_point(result, stamp)))
-        if read(pub.momentum):
-            out.append((pub.momentum, msgs.centroidal_momentum(result, stamp)))
-        if read(pub.gravity):
-            out.append((pub.gravity, msgs.gravity_torques(result, stamp)))
-        if result.base_acceleration is not None:     # (computed only while subscribed)
-            out.append((pub.forward_dynamics,
-                        msgs.forward_dynamics_msg(result, stamp, tick.inputs)))
-        return out + self._balance_messages(result, stamp)
-
-    def _tf_turn(self, tick):
-        """Whether the tick publishes /tf: every tick with ignore_timestamp, else at least
-        1/publish_frequency of JointState stamps after the last /tf (robot_state_publisher's
-        rule, less half the JointState interval: :class:`.rates.SinceLast`)."""
-        settings = self._settings
-        return settings.ignore_timestamp or self._tf_due.due(
-            tick.inputs.stamp_ns, round(1e9 / settings.publish_frequency))
-
-    def _marker_array(self, tick):
-        """~/markers of the tick: contact forces, the contact mechanics' new markers, the
-        balance points."""
-        result, stamp, msgs = tick.result, tick.stamp, self._model.messages
-        forces = msgs.contact_forces(result, tick.inputs.wrenches)
-        balance = result.balance
-        return msgs.marker_array(result, stamp, forces, MarkerGroup.join((
-            self._mechanics.new_markers(),
-            balance and balance_markers(self._settings.world_frame, stamp, balance,
-                                        self._mechanics.polygon_of(result)))))
-
-    def _balance_messages(self, result, stamp):
-        """[(publisher, message)] of ~/zmp, ~/capture_point and ~/cop of a tick, while a
-        contact is active and each while something subscribes (the balance is computed
-        only then)."""
-        msgs, pub = self._model.balance_messages, self._pub
-        wanted = [(p, render) for p, render in ((pub.zmp, msgs.zmp),
-                                                (pub.capture_point, msgs.capture_point),
-                                                (pub.cop, msgs.cops))
-                  if pub.is_read(p)]
-        balance = result.balance if wanted else None
-        if balance is None or not balance.active:
-            return []
-        rendered = [(publisher, render(balance, stamp)) for publisher, render in wanted]
-        return [(publisher, msg) for publisher, msg in rendered if msg is not None]
-
-    def _markers_read(self):
-        """Whether ~/markers arrays are published and subscribed."""
-        return self._settings.publish_markers and self._pub.is_read(self._pub.markers)
-
-    def _markers_due(self):
-        """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""
-        now = self._now_ns()
-        period_ns = 1e9 / self._settings.markers_rate
-        if self._markers_ns is not None and 0 <= now - self._markers_ns < period_ns:
-            return False
-        self._markers_ns = now
-        return True
-
-    def _new_stamp(self, stamp_ns):
-        """False for a stamp already published; a stamp going backwards resets (logged)."""
-        last = self._last_stamp_ns
-        if last is not None and stamp_ns == last:
-            return False
-        if last is not None and stamp_ns < last:
-            self._log.warning("stamp went back", f"JointState stamp went back "
-                              f"{(last - stamp_ns) * 1e-9:.3f} s (clock jump or bag "
-                              f"restart): resetting and publishing from the new stamp")
-        self._last_stamp_ns = stamp_ns
-        return True
-
-    # -- contact mechanics: deferred steps -------------------------------------------------
-    def _schedule_mechanics(self, tick):
-        """The tick's contact mechanics steps (:meth:`_run_deferred`): on the sensor thread
-        left to its idle moments, on any other thread run at once."""
-        on_thread = self._on_sensor_thread()
-        if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
-            self._finish_deferred()
-        if not self._mechanics.has_work(tick.stamp):
-            return                # (most ticks: neither due nor awaiting the worker)
-        state = tick.state
-        steps = self._mechanics.steps(self._model.kd, tick.result, state.s, tick.stamp)
-        if self._deferred is not None and self._begun:
-            self._next_deferred = steps     # after the begun ones, in place of an older tick
-        else:             # a newer tick takes the turn of one whose steps have not begun
-            self._deferred, self._begun = steps, False
-        if not on_thread:
-            self._finish_deferred()
-
-    def _run_deferred(self):
-        """One step of the contact mechanics of the latest tick (at equilibrium_rate:
-        support polygon, margin, equilibrium torques; their markers go in the next
-        ~/markers array), work that need not delay the next tick; True while steps remain.
-
-        A tick on the sensor thread leaves them to the thread's idle moments (no input
-        pending), one step each: a tick that a newer one overtakes before the first step
-        leaves its turn to that one; once begun, a tick's steps are finished first, then
-        those of the newest tick that came meanwhile (so the latest state always gets its
-        turn, also when no input follows it). Any other tick runs them at once."""
-        if self._deferred is None:
-            return False
-        try:
-            self._begun = True
-            next(self._deferred)
-            return True
-        except StopIteration:
-            self._deferred, self._next_deferred, self._begun = self._next_deferred, None, False
-            return self._deferred is not None
-        except Exception:        # the steps end with it (the sensor thread reports it)
-            self._deferred, self._next_deferred, self._begun = self._next_deferred, None, False
-            raise
-
-    def _finish_deferred(self):
-        """Every remaining step of :meth:`_run_deferred`."""
-        while self._run_deferred():
-            pass
-
     # -- diagnostics, services, parameters -------------------------------------------------
     def destroy_node(self):
         if self._sensors is not None:
@@ -556,12 +367,12 @@ class KinDynNode(Node):
         return super().destroy_node()
 
     def _on_diagnostics_timer(self):
-        with self._lock:
+        with self.loop.lock:
             self._mechanics.collect()     # equilibrium torques, also when no JointState comes
             self._planners.check()
             self._pub.diagnostics.publish(build_diagnostics(
                 self.get_name(), self.get_clock().now().to_msg(), self._model_report(),
-                self._inputs_report(), self._stats.summary(time.monotonic()),
+                self._inputs_report(), self.loop.stats.summary(time.monotonic()),
                 self._mechanics.equilibrium_report()))
 
     def _model_report(self):
@@ -575,7 +386,7 @@ class KinDynNode(Node):
     def _inputs_report(self):
         """:class:`.diagnostics.InputsReport`: ages of the latest inputs and, at the last
         tick, how old the odometry and each wrench were against its JointState."""
-        s, inputs, tick, now = self._settings, self._inputs, self._last_tick, self._now_ns()
+        s, inputs, tick, now = self._settings, self._inputs, self.loop.last_tick, self._now_ns()
 
         def age(entry):
             received = getattr(entry, "received_ns", entry)
@@ -608,7 +419,7 @@ class KinDynNode(Node):
         is taken, as :meth:`_on_description` does, and prepared again under it only if the
         settings or the model changed meanwhile."""
         change = self._parameter_change(params)
-        with self._lock:
+        with self.loop.lock:
             if change.old is not self._settings or change.model is not self._model:
                 change = self._parameter_change(params)
             return self._apply_parameter_change(change)

@@ -35,7 +35,8 @@ from ..dynamics.contacts import Contact
 from ..dynamics.representations import parse_representation
 
 __all__ = ["COLUMN_BASE", "Snapshot", "DynamicsServices", "EquilibriumService",
-           "InProcessServices", "explicit_state", "offloaded", "request_call"]
+           "InProcessServices", "explicit_state", "failed_response", "offloaded",
+           "request_call"]
 
 COLUMN_BASE = ("base_lin_x", "base_lin_y", "base_lin_z", "base_ang_x", "base_ang_y", "base_ang_z")
 
@@ -115,11 +116,8 @@ class DynamicsServices:
                 fill(request, response, call)
                 response.column_names = list(COLUMN_BASE) + call.kd.joints_name_list
                 response.success, response.message = True, ""
-            except ValueError as exc:
-                response = srv.Response(success=False, message=str(exc))
-            except Exception as exc:  # never throw from a callback: report and go on
-                self._logger.error(f"{srv.__name__} failed: {exc!r}")
-                response = srv.Response(success=False, message=f"internal error: {exc!r}")
+            except Exception as exc:  # never throw from a callback: answer and go on
+                response = failed_response(srv, self._logger, exc)
             return response
         return callback
 
@@ -166,12 +164,8 @@ class EquilibriumService:
         try:
             await self._fill(request, response)
             response.success = True
-        except ValueError as exc:
-            response = CheckEquilibrium.Response(success=False, message=str(exc))
-        except Exception as exc:  # never throw from a callback: report and go on
-            self._logger.error(f"CheckEquilibrium failed: {exc!r}")
-            response = CheckEquilibrium.Response(success=False,
-                                                 message=f"internal error: {exc!r}")
+        except Exception as exc:  # never throw from a callback: answer and go on
+            response = failed_response(CheckEquilibrium, self._logger, exc)
         return response
 
     @staticmethod
@@ -262,6 +256,16 @@ class InProcessServices:
     def close(self):
         self._queries.close()
         self._checks.close()
+
+
+def failed_response(srv, logger, exc):
+    """The response of service type ``srv`` to a request that raised ``exc``: success
+    false with a ValueError's message (the request's problem), else "internal error" (and
+    logged with ``logger``: a bug)."""
+    if isinstance(exc, ValueError):
+        return srv.Response(success=False, message=str(exc))
+    logger.error(f"{srv.__name__} failed: {exc!r}")
+    return srv.Response(success=False, message=f"internal error: {exc!r}")
 
 
 def offloaded(node, fn):

@@ -248,11 +248,11 @@ def test_a_tick_during_begun_steps_has_its_turn_after_them(system, ref, monkeypa
             ref.joints_name_list, joints, np.zeros(n), np.zeros(n), stamp)))
         return stamp
 
-    with node._lock:
+    with node.loop.lock:
         first = tick(*leaning)
-        assert node._run_deferred()              # its steps begin
+        assert node.loop.run_step()              # its steps begin
         second = tick(w_H_b, s)                  # comes during them
-        node._finish_deferred()
+        node.loop.finish_steps()
     monkeypatch.undo()
     out = wait(system, second)
     assert_margin(out['stability_margin'], core(ref, w_H_b, s), FEET)
@@ -491,7 +491,7 @@ def test_check_equilibrium_answers_equal_the_core(system, ref):
     wait(system, stamp)
     res = call(system, CheckEquilibrium.Request(use_measured_state=True, contacts=['l_sole',
                                                                                    'r_sole']))
-    measured = system.node._last_tick.state
+    measured = system.node.loop.last_tick.state
     assert_service_equals_core(res, core(ref, measured.w_H_b, measured.s), ref, FEET)
 
 

@@ -229,7 +229,7 @@ def test_every_output_matches_the_core_and_pinocchio(system, ref, pin):
     w_H_b, nu = base_state(ref, case)
 
     # the node's base twist reproduces the odometry twist through the core's Jacobian
-    measured = system.node._last_tick.state
+    measured = system.node.loop.last_tick.state
     np.testing.assert_allclose(measured.w_H_b, w_H_b, atol=1e-12)
     v_child = ref.jacobian(ODOM_CHILD, measured.w_H_b, case.s) @ np.concatenate(
         [measured.base_vel, case.s_dot])
@@ -668,14 +668,14 @@ def test_joint_states_that_queue_up_are_merged_into_one_tick(system, ref, monkey
     merging = merge and node._sensors is not None
     monkeypatch.setattr(node._sensors or node, 'is_current', lambda: True, raising=False)
     try:
-        with node._lock:
+        with node.loop.lock:
             for st, part, stale in messages:
                 node._on_joint_state(serialize_message(joint_state_msg(
                     list(names[part]), case.s[part] + stale, case.s_dot[part],
                     case.tau[part], st)))
-            node._finish_deferred()                      # (contact mechanics of a tick)
-            assert node._on_sensors_idle() == merging    # the tick, if it waited
-            merged = node._stats.summary(time.monotonic())[5]   # (/diagnostics: its 1 s)
+            node.loop.finish_steps()                      # (contact mechanics of a tick)
+            assert node.loop.sensors_idle() == merging    # the tick, if it waited
+            merged = node.loop.stats.summary(time.monotonic())[5]   # (/diagnostics: its 1 s)
     finally:
         monkeypatch.undo()
         node.set_parameters([Parameter('merge_queued_joint_states', value=False)])
@@ -725,9 +725,9 @@ def _parse_watching_the_lock(node, monkeypatch, during=None):
         def try_lock():
             if during is not None and not taken:
                 during()
-            taken.append(node._lock.acquire(timeout=5.0 if not taken else 0.5))
+            taken.append(node.loop.lock.acquire(timeout=5.0 if not taken else 0.5))
             if taken[-1]:
-                node._lock.release()
+                node.loop.lock.release()
         other = threading.Thread(target=try_lock, daemon=True)
         other.start()
         other.join(10.0)
@@ -898,7 +898,7 @@ def test_ticks_wait_for_the_lock_and_services_do_not(ros_context):
         rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], stamp=first))
         rig.wait_outputs(first, ('com',))
         second = rig.now()
-        with node._lock:
+        with node.loop.lock:
             rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.1, 0.2], stamp=second))
             future = client.call_async(GetMassMatrix.Request(use_measured_state=True))
             assert rig.spin_until(future.done, timeout_s=5.0)

@@ -143,7 +143,7 @@ def spin_until_count(node, count, timeout_s=10.0):
     """True once ``node`` has ticked ``count`` JointStates (its tick statistics)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if node._stats.summary(time.monotonic())[0] >= count:
+        if node.loop.stats.summary(time.monotonic())[0] >= count:
             return True
         time.sleep(0.01)
     return False
@@ -231,13 +231,13 @@ def test_outputs_nobody_subscribes_to_are_not_computed(context):
         def tick(k):
             pub.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], [0.0, 0.0], [0.5, -0.2],
                                         stamp=Time(sec=100 + k)))
-            return spin_until(executor, lambda: node._last_tick is not None
-                              and node._last_tick.stamp.sec == 100 + k)
+            return spin_until(executor, lambda: node.loop.last_tick is not None
+                              and node.loop.last_tick.stamp.sec == 100 + k)
         assert spin_until(executor, lambda: node._pub.com.get_subscription_count() == 1)
         assert spin_until(executor, lambda: pub.get_subscription_count() == 1)
         assert tick(0)
-        assert node._last_tick.result.base_acceleration is None
-        assert 'nothing subscribes to ~/forward_dynamics' in node._last_tick.fd_note
+        assert node.loop.last_tick.result.base_acceleration is None
+        assert 'nothing subscribes to ~/forward_dynamics' in node.loop.last_tick.fd_note
         assert 'com_point' in rendered
         assert 'gravity_torques' not in rendered and 'forward_dynamics_msg' not in rendered
         helper.create_subscription(ForwardDynamics, 'kin_dyn_node/forward_dynamics',
@@ -246,8 +246,8 @@ def test_outputs_nobody_subscribes_to_are_not_computed(context):
                           lambda: node._pub.forward_dynamics.get_subscription_count() == 1)
         time.sleep(READERS_PERIOD_NS * 1e-9)
         assert tick(1)
-        assert node._last_tick.result.base_acceleration is not None
-        assert node._last_tick.fd_note == '' and 'forward_dynamics_msg' in rendered
+        assert node.loop.last_tick.result.base_acceleration is not None
+        assert node.loop.last_tick.fd_note == '' and 'forward_dynamics_msg' in rendered
         assert spin_until(executor, lambda: any(m.header.stamp.sec == 101
                                                 for m in got['forward_dynamics']))
         assert 'gravity_torques' not in rendered

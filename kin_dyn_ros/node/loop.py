@@ -1,0 +1,264 @@
+"""One loop owns the tick: when a tick runs, what it publishes, and the contact mechanics'
+steps it leaves for later.
+
+:class:`TickLoop` holds the node's one lock (:attr:`TickLoop.lock`: the sensor callbacks,
+the timers, robot_description and parameter changes all take it) and everything a tick
+reads and writes under it:
+
+- **When a tick runs.** With ``rate`` 0 a JointState ticks at once
+  (:meth:`TickLoop.joint_state_taken`); with ``merge_queued_joint_states`` on the sensor
+  thread, once the inputs pending are taken (:meth:`TickLoop.sensors_idle`), the JointStates
+  taken meanwhile merged into it. With ``rate`` > 0 the node's timer ticks
+  (:meth:`TickLoop.timer_tick`). A JointState stamp already published makes no tick; one
+  going back resets (logged).
+- **One tick** (:meth:`TickLoop.tick`): the measured state and one core call
+  (:class:`.tick.TickComputer`), the state handed to the services before the outputs, the
+  outputs (each only while read), the tick's statistics, then its contact mechanics steps.
+- **The gates**, each a rate or a reader count: /tf at ``publish_frequency`` by JointState
+  stamps (:class:`.rates.SinceLast`), ~/markers at ``markers_rate`` by the node's clock, every
+  output only while read; the contact mechanics' own gate (``equilibrium_rate`` by stamps) is
+  theirs (:meth:`.contact_mechanics.ContactMechanics.has_work`).
+- **The contact mechanics' steps** (:meth:`TickLoop.run_step`): on the sensor thread left to
+  its idle moments, one step each; on any other thread run at once.
+
+:class:`~.kin_dyn_node.KinDynNode` builds it and keeps construction, parameters and wiring;
+benches and tests drive these public methods.
+"""
+
+import threading
+import time
+
+from .balance_outputs import balance_markers
+from .diagnostics import TickStats
+from .markers import MarkerGroup
+from .rates import SinceLast
+
+__all__ = ["TickLoop"]
+
+
+class TickLoop:
+    """The tick of a node: ``pub`` its :class:`.outputs.Publishers`, ``inputs`` its
+    :class:`.inputs.SensorInputs`, ``log`` its throttled logger, ``now_ns`` its clock [ns].
+    :meth:`connect` gives it the contact mechanics and the planners' services;
+    :attr:`sensors` is the sensor thread (None: every callback on the executor)."""
+
+    def __init__(self, pub, inputs, log, now_ns):
+        self.lock = threading.RLock()
+        self.stats = TickStats()
+        self.last_tick = None        # the last tick computed (a :class:`.tick.Tick`)
+        self.ticker = None           # the model's :class:`.tick.TickComputer` (None: no model)
+        self.sensors = None
+        self._pub, self._inputs, self._log, self._now_ns = pub, inputs, log, now_ns
+        self._mechanics = self._planners = self._settings = self._model = None
+        self._last_stamp_ns = self._markers_ns = None
+        self._tf_due = SinceLast()   # publish_frequency, by JointState stamps
+        # the contact mechanics' steps of a tick (begun or not), and of the newest tick after
+        self._deferred = self._next_deferred = None
+        self._begun = self._tick_waiting = False
+
+    def connect(self, mechanics, planners):
+        """The node's :class:`.contact_mechanics.ContactMechanics` and planners' services."""
+        self._mechanics, self._planners = mechanics, planners
+
+    def configure(self, settings, model, reloaded=False):
+        """Tick with ``settings`` and ``model`` (the node's loaded model, or None) from now
+        on (under the lock). A tick's steps still pending run first under the settings of
+        that tick, or are dropped when the model was replaced (``reloaded``)."""
+        if reloaded:
+            self._deferred = self._next_deferred = None
+            self._begun = False
+        else:
+            self.finish_steps()
+        self._settings, self._model = settings, model
+        self._tf_due.reset()
+
+    # -- when a tick runs (under the lock) -------------------------------------------------
+    def joint_state_taken(self):
+        """A JointState was taken: tick now, or (merge_queued_joint_states on the sensor
+        thread) once the inputs pending are taken."""
+        if self._settings.rate != 0:
+            return
+        if self._settings.merge_queued_joint_states and self._on_sensor_thread():
+            if self._tick_waiting:        # the one taken before has no tick of its own
+                self.stats.merged(time.monotonic())
+            self._tick_waiting = True     # once the inputs pending are taken
+        else:
+            self.tick()
+
+    def sensors_idle(self):
+        """The sensor thread has taken every pending input (or has been taking for
+        IDLE_MAX_S): with merge_queued_joint_states, tick the newest JointState, those taken
+        since the last tick merged into it (a backlog costs one tick, not one each, and the
+        outputs stay fresh); else one step of the contact mechanics; True while work
+        remains."""
+        if self._tick_waiting:
+            self._tick_waiting = False
+            self.tick()
+            return True
+        return self.run_step()
+
+    def timer_tick(self):
+        """The node's timer (``rate`` > 0): tick the latest inputs."""
+        with self.lock:
+            self.tick()
+
+    def _on_sensor_thread(self):
+        return self.sensors is not None and self.sensors.is_current()
+
+    # -- the tick (under the lock) ---------------------------------------------------------
+    def tick(self):
+        """Compute and publish the tick of the latest JointState, give the services its
+        state, and hand the contact mechanics their steps."""
+        inputs = self._inputs
+        if self.ticker is None or inputs.joint_state_stamp is None \
+                or not self._new_stamp(inputs.joint_state_stamp_ns):
+            return
+        start, start_cpu = time.perf_counter(), time.thread_time()
+        try:
+            tick = self.ticker.compute(inputs, self._pub.is_read(self._pub.forward_dynamics))
+        except ValueError as exc:
+            self._log.warning("tick", f"tick skipped: {exc}")
+            return
+        self._planners.write(tick.state)     # before the outputs: who got them can ask
+        self.publish(tick)
+        self.last_tick = tick
+        cpu = time.thread_time() - start_cpu      # inside the wall interval: cpu <= duration
+        self.stats.add(time.monotonic(), time.perf_counter() - start, cpu)
+        self._schedule_steps(tick)
+
+    def publish(self, tick):
+        """The tick's outputs, each only while something subscribes (work nobody reads is
+        not done; a new subscriber is served from at most READERS_PERIOD_NS later). Every
+        per-tick message is rendered first, then all are published (the tick's arithmetic
+        runs before the middleware's code, not between its calls); the marker array, at
+        most ``markers_rate``, comes after them, so that it never delays them."""
+        for publisher, msg in self.render(tick):
+            publisher.publish(msg)
+        settings, pub = self._settings, self._pub
+        if settings.publish_markers and self._markers_due() and pub.is_read(pub.markers):
+            pub.markers.publish(self._marker_array(tick))
+
+    def render(self, tick):
+        """[(publisher, message)] of the tick's per-tick outputs that are read."""
+        settings, msgs, pub = self._settings, self._model.messages, self._pub
+        result, stamp, read = tick.result, tick.stamp, pub.is_read
+        out = []
+        if settings.publish_tf and read(pub.tf) and self._tf_turn(tick):
+            out.append((pub.tf, msgs.tf(result, stamp,
+                                        settings.publish_base_tf and tick.have_base)))
+        if read(pub.com):
+            out.append((pub.com, msgs.com_point(result, stamp)))
+        if read(pub.momentum):
+            out.append((pub.momentum, msgs.centroidal_momentum(result, stamp)))
+        if read(pub.gravity):
+            out.append((pub.gravity, msgs.gravity_torques(result, stamp)))
+        if result.base_acceleration is not None:     # (computed only while subscribed)
+            out.append((pub.forward_dynamics,
+                        msgs.forward_dynamics_msg(result, stamp, tick.inputs)))
+        return out + self.balance_messages(result, stamp)
+
+    def balance_messages(self, result, stamp):
+        """[(publisher, message)] of ~/zmp, ~/capture_point and ~/cop of a tick, while a
+        contact is active and each while something subscribes (the balance is computed
+        only then)."""
+        msgs, pub = self._model.balance_messages, self._pub
+        wanted = [(p, render) for p, render in ((pub.zmp, msgs.zmp),
+                                                (pub.capture_point, msgs.capture_point),
+                                                (pub.cop, msgs.cops))
+                  if pub.is_read(p)]
+        balance = result.balance if wanted else None
+        if balance is None or not balance.active:
+            return []
+        rendered = [(publisher, render(balance, stamp)) for publisher, render in wanted]
+        return [(publisher, msg) for publisher, msg in rendered if msg is not None]
+
+    def _marker_array(self, tick):
+        """~/markers of the tick: contact forces, the contact mechanics' new markers, the
+        balance points."""
+        result, stamp, msgs = tick.result, tick.stamp, self._model.messages
+        forces = msgs.contact_forces(result, tick.inputs.wrenches)
+        balance = result.balance
+        return msgs.marker_array(result, stamp, forces, MarkerGroup.join((
+            self._mechanics.new_markers(),
+            balance and balance_markers(self._settings.world_frame, stamp, balance,
+                                        self._mechanics.polygon_of(result)))))
+
+    # -- the gates -------------------------------------------------------------------------
+    def _tf_turn(self, tick):
+        """Whether the tick publishes /tf: every tick with ignore_timestamp, else at least
+        1/publish_frequency of JointState stamps after the last /tf (robot_state_publisher's
+        rule, less half the JointState interval: :class:`.rates.SinceLast`)."""
+        settings = self._settings
+        return settings.ignore_timestamp or self._tf_due.due(
+            tick.inputs.stamp_ns, round(1e9 / settings.publish_frequency))
+
+    def markers_read(self):
+        """Whether ~/markers arrays are published and subscribed."""
+        return self._settings.publish_markers and self._pub.is_read(self._pub.markers)
+
+    def _markers_due(self):
+        """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""
+        now = self._now_ns()
+        period_ns = 1e9 / self._settings.markers_rate
+        if self._markers_ns is not None and 0 <= now - self._markers_ns < period_ns:
+            return False
+        self._markers_ns = now
+        return True
+
+    def _new_stamp(self, stamp_ns):
+        """False for a stamp already published; a stamp going backwards resets (logged)."""
+        last = self._last_stamp_ns
+        if last is not None and stamp_ns == last:
+            return False
+        if last is not None and stamp_ns < last:
+            self._log.warning("stamp went back", f"JointState stamp went back "
+                              f"{(last - stamp_ns) * 1e-9:.3f} s (clock jump or bag "
+                              f"restart): resetting and publishing from the new stamp")
+        self._last_stamp_ns = stamp_ns
+        return True
+
+    # -- contact mechanics: steps ----------------------------------------------------------
+    def _schedule_steps(self, tick):
+        """The tick's contact mechanics steps (:meth:`run_step`): on the sensor thread left
+        to its idle moments, on any other thread run at once."""
+        on_thread = self._on_sensor_thread()
+        if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
+            self.finish_steps()
+        if not self._mechanics.has_work(tick.stamp):
+            return                # (most ticks: neither due nor awaiting the worker)
+        state = tick.state
+        steps = self._mechanics.steps(self._model.kd, tick.result, state.s, tick.stamp)
+        if self._deferred is not None and self._begun:
+            self._next_deferred = steps     # after the begun ones, in place of an older tick
+        else:             # a newer tick takes the turn of one whose steps have not begun
+            self._deferred, self._begun = steps, False
+        if not on_thread:
+            self.finish_steps()
+
+    def run_step(self):
+        """One step of the contact mechanics of the latest tick (at equilibrium_rate:
+        support polygon, margin, equilibrium torques; their markers go in the next
+        ~/markers array), work that need not delay the next tick; True while steps remain.
+
+        A tick on the sensor thread leaves them to the thread's idle moments (no input
+        pending), one step each: a tick that a newer one overtakes before the first step
+        leaves its turn to that one; once begun, a tick's steps are finished first, then
+        those of the newest tick that came meanwhile (so the latest state always gets its
+        turn, also when no input follows it). Any other tick runs them at once."""
+        if self._deferred is None:
+            return False
+        try:
+            self._begun = True
+            next(self._deferred)
+            return True
+        except StopIteration:
+            self._deferred, self._next_deferred, self._begun = self._next_deferred, None, False
+            return self._deferred is not None
+        except Exception:        # the steps end with it (the sensor thread reports it)
+            self._deferred, self._next_deferred, self._begun = self._next_deferred, None, False
+            raise
+
+    def finish_steps(self):
+        """Every remaining step of :meth:`run_step`."""
+        while self.run_step():
+            pass
