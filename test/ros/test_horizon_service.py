@@ -226,3 +226,14 @@ def test_more_states_than_horizon_max_states_are_refused(system, ref):
                                  timeout_s=10.0)
     bad = system.node.set_parameters([Parameter('horizon_max_states', value=0)])
     assert not bad[0].successful and 'horizon_max_states' in bad[0].reason
+
+
+def test_a_failure_answers_success_false_and_a_bug_is_logged():
+    from kin_dyn_ros.node.services import failed_response
+    logged = []
+    logger = SimpleNamespace(error=logged.append)
+    res = failed_response(GetDynamicsHorizon, logger, ValueError('positions has 3 values'))
+    assert not res.success and res.message == 'positions has 3 values' and not logged
+    res = failed_response(GetDynamicsHorizon, logger, KeyError('x'))
+    assert not res.success and res.message == "internal error: KeyError('x')"
+    assert logged == ["GetDynamicsHorizon failed: KeyError('x')"]
