@@ -108,12 +108,12 @@ def main():
     executor.add_node(helper)
     executor.add_node(node)
     deadline = time.monotonic() + 5.0
-    while (not all(p.get_subscription_count() for p in (node._pub.markers, node._pub.tf,
-                                                         node._pub.forward_dynamics))
+    while (not all(p.get_subscription_count() for p in (node.loop.publishers.markers, node.loop.publishers.tf,
+                                                         node.loop.publishers.forward_dynamics))
            and time.monotonic() < deadline):
         executor.spin_once(timeout_sec=0.05)
     gc.freeze()         # as the node's main() does: the model's objects out of collections
-    mech = node._mechanics
+    mech = node.loop.mechanics
     hooks = (mech.steps, mech.new_markers)
     balance_hook = node.loop.balance_messages
     spent = []          # [s] each balance publication of the modes with it
@@ -152,11 +152,11 @@ def main():
                 msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
             data = serialize_message(js)
             with node.loop.lock:     # as the node's sensor thread calls them (raw messages)
-                node._on_odometry(serialize_message(odom))
+                node.loop.take_odometry(serialize_message(odom))
                 for c, msg in wrenches.items():
-                    node._on_wrench(c, serialize_message(msg))
+                    node.loop.take_wrench(c, serialize_message(msg))
                 t0 = time.perf_counter()
-                node._on_joint_state(data)
+                node.loop.take_joint_state(data)
                 out[k] = time.perf_counter() - t0
             if k % 50 == 0:
                 executor.spin_once(timeout_sec=0.0)     # let the helper drain

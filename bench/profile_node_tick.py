@@ -64,7 +64,7 @@ def main():
               'publish_frequency': 1000.0}     # /tf on every tick, rendered and published
     node = KinDynNode(parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
     helper = rclpy.create_node('profile_helper', start_parameter_services=False)
-    for attr, pub in vars(node._pub).items():
+    for attr, pub in vars(node.loop.publishers).items():
         if hasattr(pub, 'topic_name') and 'description' not in pub.topic_name \
                 and (args.outputs is None or attr in args.outputs):
             helper.create_subscription(pub.msg_type, pub.topic_name, lambda m: None, 10, raw=True)
@@ -72,7 +72,7 @@ def main():
     executor.add_node(helper)
     executor.add_node(node)
     deadline = time.monotonic() + 5.0
-    while not node._pub.forward_dynamics.get_subscription_count() and time.monotonic() < deadline:
+    while not node.loop.publishers.forward_dynamics.get_subscription_count() and time.monotonic() < deadline:
         executor.spin_once(timeout_sec=0.05)
 
     spent = collections.defaultdict(float)
@@ -89,20 +89,20 @@ def main():
                 spent[label] += clock() - t0
         setattr(obj, attr, timed)
 
-    m = node._model
-    wrap(node._inputs, 'take_joint_state', 'JointState: CDR read + merge')
-    wrap(node._inputs, 'take_odometry', 'odometry (every 10th)')
-    wrap(node._inputs, 'take_wrench', 'wrenches (2, every 10th)')
+    m = node.loop.model
+    wrap(node.loop.inputs, 'take_joint_state', 'JointState: CDR read + merge')
+    wrap(node.loop.inputs, 'take_odometry', 'odometry (every 10th)')
+    wrap(node.loop.inputs, 'take_wrench', 'wrenches (2, every 10th)')
     wrap(node.loop.ticker, 'compute', 'tick: state + compute_tick')
     wrap(m.kd, 'compute_tick', '  of which compute_tick')
     wrap(node.loop, 'publish', 'publish: all outputs')
     for attr in ('tf', 'com_point', 'centroidal_momentum', 'gravity_torques',
                  'forward_dynamics_msg', 'marker_array', 'contact_forces'):
         wrap(m.messages, attr, f'  render {attr}')
-    for attr, pub in vars(node._pub).items():
+    for attr, pub in vars(node.loop.publishers).items():
         if hasattr(pub, 'publish'):
             wrap(pub, 'publish', f'  publish {attr}')
-    wrap(node._mechanics, 'steps', 'contact mechanics: a due tick\'s steps')
+    wrap(node.loop.mechanics, 'steps', 'contact mechanics: a due tick\'s steps')
     wrap(node.loop, 'run_step', 'contact mechanics: deferred steps')
     for attr in ('render', 'balance_messages'):
         wrap(node.loop, attr, f'{attr}')
@@ -127,10 +127,10 @@ def main():
             t0 = clock()
             with node.loop.lock:
                 if aux:
-                    node._on_odometry(aux[0])
-                    node._on_wrench('l_sole', aux[1])
-                    node._on_wrench('r_sole', aux[1])
-                node._on_joint_state(data)
+                    node.loop.take_odometry(aux[0])
+                    node.loop.take_wrench('l_sole', aux[1])
+                    node.loop.take_wrench('r_sole', aux[1])
+                node.loop.take_joint_state(data)
                 while node.loop.run_step():
                     pass
             total += clock() - t0

@@ -1005,9 +1005,9 @@ def _jacobian_dot(rep, t, base_columns, columns, path, d, coordinate, t_h_c, nu,
 
 @_jit
 def horizon_layout(size, n_frames, want):
-    """Offsets (11,) of the quantities of :data:`.horizon.QUANTITIES` in one state's row of :func:`horizon`'s
-    output (a quantity not in the mask ``want`` takes no room); the last is the row's
-    length. ``size`` = 6 + n, ``n_frames`` the frames asked about."""
+    """Offsets (11,) of the quantities of :data:`.horizon.QUANTITIES` in one state's row of
+    :func:`horizon`'s output (a quantity not in the mask ``want`` takes no room); the last is
+    the row's length. ``size`` = 6 + n, ``n_frames`` the frames asked about."""
     lengths = (3, size * size, size, size, 6 * size, 3 * size, 16 * n_frames,
                6 * size * n_frames, 6 * size * n_frames, 6 * n_frames)
     out = np.zeros(len(lengths) + 1, dtype=np.int64)

@@ -149,8 +149,9 @@ class KinDynNode(Node):
         self.create_subscription(String, "robot_description", self._on_description,
                                  LATCHED_QOS)
         self._sensors = self.loop.sensors = subscribe_sensors(
-            self, self._settings, self.loop.lock, self._on_joint_state, self._on_odometry,
-            self._on_wrench, self._on_sensor_error, on_idle=self.loop.sensors_idle)
+            self, self._settings, self.loop.lock, self.loop.take_joint_state,
+            self.loop.take_odometry, self.loop.take_wrench, self._on_sensor_error,
+            on_idle=self.loop.sensors_idle)
         self._make_timers()
         self.add_on_set_parameters_callback(self._on_set_parameters)
         for warning in configure_native_threads(self._settings.thread_priority):
@@ -327,29 +328,6 @@ class KinDynNode(Node):
             elif self._model is None or msg.data != self._model.urdf:
                 self._load_model(msg.data, self._settings,
                                  parsed=parsed if self._settings is settings else None)
-
-    def _on_joint_state(self, data):
-        try:
-            self._inputs.take_joint_state(data)
-        except ValueError as exc:
-            if self._model is None:
-                self._log.info("no model", "joint_states ignored: no robot_description yet")
-            else:
-                self._log.warning("joint_states", f"JointState dropped: {exc}")
-            return
-        self.loop.joint_state_taken()
-
-    def _on_odometry(self, data):
-        try:
-            self._inputs.take_odometry(data)
-        except ValueError as exc:
-            self._log.warning("odometry", f"Odometry dropped: {exc}")
-
-    def _on_wrench(self, contact, data):
-        try:
-            self._inputs.take_wrench(contact, data)
-        except ValueError as exc:
-            self._log.warning(f"wrench {contact}", f"WrenchStamped of '{contact}' dropped: {exc}")
 
     def _model_frame(self, frame):
         """Model link of a frame id, with or without the frame prefix (None if unknown)."""

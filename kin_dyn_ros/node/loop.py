@@ -5,8 +5,10 @@ steps it leaves for later.
 the timers, robot_description and parameter changes all take it) and everything a tick
 reads and writes under it:
 
-- **When a tick runs.** With ``rate`` 0 a JointState ticks at once
-  (:meth:`TickLoop.joint_state_taken`); with ``merge_queued_joint_states`` on the sensor
+- **When a tick runs.** The sensor callbacks take the inputs
+  (:meth:`TickLoop.take_joint_state`, :meth:`TickLoop.take_odometry`,
+  :meth:`TickLoop.take_wrench`: a bad message is dropped with a throttled line). With
+  ``rate`` 0 a JointState ticks at once; with ``merge_queued_joint_states`` on the sensor
   thread, once the inputs pending are taken (:meth:`TickLoop.sensors_idle`), the JointStates
   taken meanwhile merged into it. With ``rate`` > 0 the node's timer ticks
   (:meth:`TickLoop.timer_tick`). A JointState stamp already published makes no tick; one
@@ -37,19 +39,22 @@ __all__ = ["TickLoop"]
 
 
 class TickLoop:
-    """The tick of a node: ``pub`` its :class:`.outputs.Publishers`, ``inputs`` its
+    """The tick of a node: ``publishers`` its :class:`.outputs.Publishers`, ``inputs`` its
     :class:`.inputs.SensorInputs`, ``log`` its throttled logger, ``now_ns`` its clock [ns].
     :meth:`connect` gives it the contact mechanics and the planners' services;
-    :attr:`sensors` is the sensor thread (None: every callback on the executor)."""
+    :attr:`sensors` is the sensor thread (None: every callback on the executor). What it
+    holds is public for benches and tests to read (the node writes it only through
+    :meth:`configure` and :meth:`connect`)."""
 
-    def __init__(self, pub, inputs, log, now_ns):
+    def __init__(self, publishers, inputs, log, now_ns):
         self.lock = threading.RLock()
         self.stats = TickStats()
         self.last_tick = None        # the last tick computed (a :class:`.tick.Tick`)
         self.ticker = None           # the model's :class:`.tick.TickComputer` (None: no model)
-        self.sensors = None
-        self._pub, self._inputs, self._log, self._now_ns = pub, inputs, log, now_ns
-        self._mechanics = self._planners = self._settings = self._model = None
+        self.sensors = self.mechanics = self.planners = None
+        self.publishers, self.inputs = publishers, inputs
+        self._log, self._now_ns = log, now_ns
+        self._settings = self._model = None
         self._last_stamp_ns = self._markers_ns = None
         self._tf_due = SinceLast()   # publish_frequency, by JointState stamps
         # the contact mechanics' steps of a tick (begun or not), and of the newest tick after
@@ -58,7 +63,17 @@ class TickLoop:
 
     def connect(self, mechanics, planners):
         """The node's :class:`.contact_mechanics.ContactMechanics` and planners' services."""
-        self._mechanics, self._planners = mechanics, planners
+        self.mechanics, self.planners = mechanics, planners
+
+    @property
+    def settings(self):
+        """The :class:`.settings.Settings` the loop ticks with."""
+        return self._settings
+
+    @property
+    def model(self):
+        """The node's loaded model (its ``kd``, ``urdf``, ``merger``, messages), or None."""
+        return self._model
 
     def configure(self, settings, model, reloaded=False):
         """Tick with ``settings`` and ``model`` (the node's loaded model, or None) from now
@@ -72,7 +87,33 @@ class TickLoop:
         self._settings, self._model = settings, model
         self._tf_due.reset()
 
-    # -- when a tick runs (under the lock) -------------------------------------------------
+    # -- the inputs and when a tick runs (under the lock) ----------------------------------
+    def take_joint_state(self, data):
+        """A JointState (message or CDR bytes) taken, then :meth:`joint_state_taken`."""
+        try:
+            self.inputs.take_joint_state(data)
+        except ValueError as exc:
+            if self._model is None:
+                self._log.info("no model", "joint_states ignored: no robot_description yet")
+            else:
+                self._log.warning("joint_states", f"JointState dropped: {exc}")
+            return
+        self.joint_state_taken()
+
+    def take_odometry(self, data):
+        """An Odometry (message or CDR bytes) taken (the tick of its stamp uses it)."""
+        try:
+            self.inputs.take_odometry(data)
+        except ValueError as exc:
+            self._log.warning("odometry", f"Odometry dropped: {exc}")
+
+    def take_wrench(self, contact, data):
+        """A WrenchStamped (message or CDR bytes) of ``contact`` taken."""
+        try:
+            self.inputs.take_wrench(contact, data)
+        except ValueError as exc:
+            self._log.warning(f"wrench {contact}", f"WrenchStamped of '{contact}' dropped: {exc}")
+
     def joint_state_taken(self):
         """A JointState was taken: tick now, or (merge_queued_joint_states on the sensor
         thread) once the inputs pending are taken."""
@@ -109,17 +150,18 @@ class TickLoop:
     def tick(self):
         """Compute and publish the tick of the latest JointState, give the services its
         state, and hand the contact mechanics their steps."""
-        inputs = self._inputs
+        inputs = self.inputs
         if self.ticker is None or inputs.joint_state_stamp is None \
                 or not self._new_stamp(inputs.joint_state_stamp_ns):
             return
         start, start_cpu = time.perf_counter(), time.thread_time()
         try:
-            tick = self.ticker.compute(inputs, self._pub.is_read(self._pub.forward_dynamics))
+            pub = self.publishers
+            tick = self.ticker.compute(inputs, pub.is_read(pub.forward_dynamics))
         except ValueError as exc:
             self._log.warning("tick", f"tick skipped: {exc}")
             return
-        self._planners.write(tick.state)     # before the outputs: who got them can ask
+        self.planners.write(tick.state)     # before the outputs: who got them can ask
         self.publish(tick)
         self.last_tick = tick
         cpu = time.thread_time() - start_cpu      # inside the wall interval: cpu <= duration
@@ -134,13 +176,13 @@ class TickLoop:
         most ``markers_rate``, comes after them, so that it never delays them."""
         for publisher, msg in self.render(tick):
             publisher.publish(msg)
-        settings, pub = self._settings, self._pub
+        settings, pub = self._settings, self.publishers
         if settings.publish_markers and self._markers_due() and pub.is_read(pub.markers):
             pub.markers.publish(self._marker_array(tick))
 
     def render(self, tick):
         """[(publisher, message)] of the tick's per-tick outputs that are read."""
-        settings, msgs, pub = self._settings, self._model.messages, self._pub
+        settings, msgs, pub = self._settings, self._model.messages, self.publishers
         result, stamp, read = tick.result, tick.stamp, pub.is_read
         out = []
         if settings.publish_tf and read(pub.tf) and self._tf_turn(tick):
@@ -161,7 +203,7 @@ class TickLoop:
         """[(publisher, message)] of ~/zmp, ~/capture_point and ~/cop of a tick, while a
         contact is active and each while something subscribes (the balance is computed
         only then)."""
-        msgs, pub = self._model.balance_messages, self._pub
+        msgs, pub = self._model.balance_messages, self.publishers
         wanted = [(p, render) for p, render in ((pub.zmp, msgs.zmp),
                                                 (pub.capture_point, msgs.capture_point),
                                                 (pub.cop, msgs.cops))
@@ -179,9 +221,9 @@ class TickLoop:
         forces = msgs.contact_forces(result, tick.inputs.wrenches)
         balance = result.balance
         return msgs.marker_array(result, stamp, forces, MarkerGroup.join((
-            self._mechanics.new_markers(),
+            self.mechanics.new_markers(),
             balance and balance_markers(self._settings.world_frame, stamp, balance,
-                                        self._mechanics.polygon_of(result)))))
+                                        self.mechanics.polygon_of(result)))))
 
     # -- the gates -------------------------------------------------------------------------
     def _tf_turn(self, tick):
@@ -194,7 +236,7 @@ class TickLoop:
 
     def markers_read(self):
         """Whether ~/markers arrays are published and subscribed."""
-        return self._settings.publish_markers and self._pub.is_read(self._pub.markers)
+        return self._settings.publish_markers and self.publishers.is_read(self.publishers.markers)
 
     def _markers_due(self):
         """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""
@@ -224,10 +266,10 @@ class TickLoop:
         on_thread = self._on_sensor_thread()
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self.finish_steps()
-        if not self._mechanics.has_work(tick.stamp):
+        if not self.mechanics.has_work(tick.stamp):
             return                # (most ticks: neither due nor awaiting the worker)
         state = tick.state
-        steps = self._mechanics.steps(self._model.kd, tick.result, state.s, tick.stamp)
+        steps = self.mechanics.steps(self._model.kd, tick.result, state.s, tick.stamp)
         if self._deferred is not None and self._begun:
             self._next_deferred = steps     # after the begun ones, in place of an older tick
         else:             # a newer tick takes the turn of one whose steps have not begun

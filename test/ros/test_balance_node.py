@@ -223,7 +223,7 @@ def send(system, kd, w_H_b, s, wrenches, s_dot=None, twist=None, stamp=None):
     rig.odometry.publish(odometry_msg(WORLD, 'root_link', w_H_b, twist, stamp))
     for c, (frame, w) in wrenches.items():
         rig.wrenches[c].publish(wrench_msg(frame, w, stamp))
-    inputs = node._inputs
+    inputs = node.loop.inputs
     assert rig.spin_until(
         lambda: inputs.odometry_buffer and inputs.odometry_buffer[-1].stamp_ns == ns(stamp)
         and all(inputs.wrench_buffers.get(c) and inputs.wrench_buffers[c][-1].stamp_ns == ns(stamp)

@@ -125,8 +125,8 @@ def send(system, kd, w_H_b, s, wrenches, stamp=None):
     for c, (frame, w) in wrenches.items():
         rig.wrenches[c].publish(wrench_msg(frame, w, stamp))
     assert rig.spin_until(
-        lambda: node._inputs.odometry_buffer and node._inputs.odometry_buffer[-1].stamp_ns == ns(stamp)
-        and all(node._inputs.wrench_buffers.get(c) and node._inputs.wrench_buffers[c][-1].stamp_ns == ns(stamp)
+        lambda: node.loop.inputs.odometry_buffer and node.loop.inputs.odometry_buffer[-1].stamp_ns == ns(stamp)
+        and all(node.loop.inputs.wrench_buffers.get(c) and node.loop.inputs.wrench_buffers[c][-1].stamp_ns == ns(stamp)
                 for c in wrenches))
     n = kd.NDoF
     rig.joint_states.publish(joint_state_msg(kd.joints_name_list, s, np.zeros(n), np.zeros(n),
@@ -156,7 +156,7 @@ def support_markers(system, stamp):
     def found():
         return {m.id: m for msg in system.rig.received['markers'] for m in msg.markers
                 if m.ns == MARKER_NS and m.header.stamp == stamp}
-    model = system.node._model
+    model = system.node.loop.model
     position = model.merger.state()[0][0]
     system.rig.joint_states.publish(joint_state_msg(model.kd.joints_name_list[:1], [position],
                                                     stamp=now_stamp(system.rig)))
@@ -235,16 +235,16 @@ def test_a_tick_during_begun_steps_has_its_turn_after_them(system, ref, monkeypa
     node, rig = system.node, system.rig
     w_H_b, s = standing(ref)
     leaning = standing(ref, **LEANING)
-    monkeypatch.setattr(node._sensors, 'is_current', lambda: True)
+    monkeypatch.setattr(node.loop.sensors, 'is_current', lambda: True)
 
     def tick(pose, joints):
         stamp = now_stamp(rig)
         n = ref.NDoF
-        node._on_odometry(serialize_message(
+        node.loop.take_odometry(serialize_message(
             odometry_msg('odom', 'root_link', pose, np.zeros(6), stamp)))
         for c, (frame, w) in weight_on(ref, pose, joints).items():
-            node._on_wrench(c, serialize_message(wrench_msg(frame, w, stamp)))
-        node._on_joint_state(serialize_message(joint_state_msg(
+            node.loop.take_wrench(c, serialize_message(wrench_msg(frame, w, stamp)))
+        node.loop.take_joint_state(serialize_message(joint_state_msg(
             ref.joints_name_list, joints, np.zeros(n), np.zeros(n), stamp)))
         return stamp
 
@@ -270,7 +270,7 @@ def test_a_tick_with_nothing_to_do_is_a_single_step(system, ref):
                              context=system.node.context)
     mechanics = ContactMechanics(node, markers_read=lambda: True)
     try:
-        settings = replace(system.node._settings, equilibrium_rate=100.0)
+        settings = replace(system.node.loop.settings, equilibrium_rate=100.0)
         mechanics.configure(ref, FEET, settings)                   # no URDF: no worker
         w_H_b, s = standing(ref)
         result = ref.compute_tick(w_H_b, s, np.zeros(6), np.zeros(ref.NDoF))
@@ -294,7 +294,7 @@ def test_a_support_nobody_reads_is_not_computed(system, ref):
     read = [False]
     mechanics = ContactMechanics(node, markers_read=lambda: read[0])
     try:
-        settings = replace(system.node._settings, equilibrium_rate=100.0, markers_rate=30.0)
+        settings = replace(system.node.loop.settings, equilibrium_rate=100.0, markers_rate=30.0)
         mechanics.configure(ref, FEET, settings)
         w_H_b, s = standing(ref)
         result = ref.compute_tick(w_H_b, s, np.zeros(6), np.zeros(ref.NDoF))
@@ -503,7 +503,7 @@ def test_a_check_in_progress_never_holds_up_the_other_services(system, ref, monk
     holds through the node's own (its QueryWorker is patched here, in this process)."""
     if system.node.get_parameter('services_process').value:
         pytest.skip('the services\' process runs this code too: tested on the in_process node')
-    queries = system.node._planners._checks
+    queries = system.node.loop.planners._checks
     inner, entered, release = queries.call, threading.Event(), threading.Event()
     asked = queries._key                    # queries its process has been sent so far
 

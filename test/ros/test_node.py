@@ -148,14 +148,14 @@ def send_base_and_wrenches(system, case, stamp, wrench_stamps=None, world='odom'
         rig.wrenches[c].publish(wrench_msg(frame, w, (wrench_stamps or {}).get(c, stamp)))
     want = {c: ns((wrench_stamps or {}).get(c, stamp)) for c in case.wrenches}
     assert rig.spin_until(
-        lambda: node._inputs.odometry is not None and node._inputs.odometry.stamp_ns == ns(stamp)
-        and all(c in node._inputs.wrenches and node._inputs.wrenches[c].stamp_ns == t for c, t in want.items()))
+        lambda: node.loop.inputs.odometry is not None and node.loop.inputs.odometry.stamp_ns == ns(stamp)
+        and all(c in node.loop.inputs.wrenches and node.loop.inputs.wrenches[c].stamp_ns == t for c, t in want.items()))
 
 
 def send_joints(system, case, stamp, efforts=True):
     """Publish the joint state in two messages: even joints + an unknown name at stamp - 1 ms,
     odd joints at ``stamp`` (the tick whose outputs the tests check)."""
-    rig, joints = system.rig, np.array(system.node._model.kd.joints_name_list)
+    rig, joints = system.rig, np.array(system.node.loop.model.kd.joints_name_list)
     first = add_ms(stamp, -1.0)
     for part, st in ((slice(0, None, 2), first), (slice(1, None, 2), stamp)):
         extra = ['not_a_joint'] if st is first else []
@@ -469,7 +469,7 @@ def test_bad_inputs_are_dropped_and_leave_the_state_unchanged(system, ref):
         a, b = before[key], after[key]
         b.header = a.header                         # everything but the stamp is equal
         assert a == b, key
-    assert node._model.kd.NDoF == 32
+    assert node.loop.model.kd.NDoF == 32
 
 
 def test_same_stamp_is_published_once_and_backwards_stamps_reset(system, ref):
@@ -665,12 +665,12 @@ def test_joint_states_that_queue_up_are_merged_into_one_tick(system, ref, monkey
     halves = (slice(0, None, 2), slice(1, None, 2))
     messages = [(add_ms(stamp, -2.0), slice(None), 0.3)] + [
         (add_ms(stamp, k - 1.0), part, 0.0) for k, part in enumerate(halves)]
-    merging = merge and node._sensors is not None
-    monkeypatch.setattr(node._sensors or node, 'is_current', lambda: True, raising=False)
+    merging = merge and node.loop.sensors is not None
+    monkeypatch.setattr(node.loop.sensors or node.loop, 'is_current', lambda: True, raising=False)
     try:
         with node.loop.lock:
             for st, part, stale in messages:
-                node._on_joint_state(serialize_message(joint_state_msg(
+                node.loop.take_joint_state(serialize_message(joint_state_msg(
                     list(names[part]), case.s[part] + stale, case.s_dot[part],
                     case.tau[part], st)))
             node.loop.finish_steps()                      # (contact mechanics of a tick)
@@ -762,7 +762,7 @@ def test_a_description_parameter_is_parsed_outside_the_lock(system, ref, icub_ur
     try:
         results = _set_parameters_service(system, Parameter('robot_description', value=new))
         assert [r.successful for r in results] == [True], results
-        assert node._model.urdf == new
+        assert node.loop.model.urdf == new
         assert taken == [True]                 # one parse, and not under the lock
         send_case(system, make_case(ref, 13), keys=('tf', 'com'))
     finally:    # the topic decides the model again (the model stays until a new one comes)
@@ -773,7 +773,7 @@ def test_settings_changed_during_a_parse_are_kept(system, ref, monkeypatch):
     """Settings changed by another thread while a parameter change parses a new model: the
     change is prepared again under the lock on the current settings, so both take effect."""
     node = system.node
-    old_gravity = list(node._settings.gravity)
+    old_gravity = list(node.loop.settings.gravity)
 
     def other_change():
         res = node.set_parameters([Parameter('velocity_representation', value='BODY_FIXED')])
@@ -783,9 +783,9 @@ def test_settings_changed_during_a_parse_are_kept(system, ref, monkeypatch):
         res = node.set_parameters([Parameter('gravity', value=[0.0, 0.0, -9.7])])[0]
         assert res.successful, res.reason
         assert taken == [True, False]          # parsed again under the lock, on BODY_FIXED
-        assert node._settings.velocity_representation == 'BODY_FIXED'
-        assert node._model.kd.rep == BODY
-        np.testing.assert_array_equal(node._model.kd.gravity, [0.0, 0.0, -9.7])
+        assert node.loop.settings.velocity_representation == 'BODY_FIXED'
+        assert node.loop.model.kd.rep == BODY
+        np.testing.assert_array_equal(node.loop.model.kd.gravity, [0.0, 0.0, -9.7])
     finally:
         monkeypatch.undo()
         res = node.set_parameters([Parameter('velocity_representation', value='MIXED'),
@@ -801,7 +801,7 @@ def test_a_description_from_the_topic_is_parsed_outside_the_lock(system, ref, ic
     taken = _parse_watching_the_lock(node, monkeypatch)
     new = icub_urdf.replace('</robot>', '<!-- v2 --></robot>')
     rig.description.publish(String(data=new))
-    assert rig.spin_until(lambda: node._model.urdf == new)
+    assert rig.spin_until(lambda: node.loop.model.urdf == new)
     assert taken == [True]                 # one parse, and not under the lock
     send_case(system, make_case(ref, 12), keys=('tf', 'com'))    # ticks with the new model
 
@@ -860,7 +860,7 @@ def test_oversized_or_unparsable_descriptions_are_rejected_briefly(system):
     20 MB would take minutes), and a parser's long error (every one of 3000 root links
     named) is cut in the reply and the log."""
     node = system.node
-    kept = node._model.kd
+    kept = node.loop.model.kd
     huge = '<robot name="huge">' + ' ' * MAX_DESCRIPTION_CHARS + '</robot>'
     t0 = time.monotonic()
     res = node.set_parameters([Parameter('robot_description', value=huge)])[0]
@@ -871,7 +871,7 @@ def test_oversized_or_unparsable_descriptions_are_rejected_briefly(system):
     res = node.set_parameters([Parameter('robot_description', value=forest)])[0]
     assert not res.successful and 'rejected robot_description' in res.reason
     assert len(res.reason) < PARSE_ERROR_CHARS + 200
-    assert node._model.kd is kept                                 # the model is kept
+    assert node.loop.model.kd is kept                                 # the model is kept
 
 
 def test_ticks_wait_for_the_lock_and_services_do_not(ros_context):

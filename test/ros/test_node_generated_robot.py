@@ -108,10 +108,10 @@ def test_every_output_matches_the_core(system, ref, frames):
     for contact, (frame, w) in wrenches.items():
         rig.wrenches[contact].publish(wrench_msg(frame, w, stamp))
     node = system.node
-    assert rig.spin_until(lambda: node._inputs.odometry is not None
-                          and node._inputs.odometry.stamp_ns == ns(stamp)
-                          and all(node._inputs.wrenches.get(c) is not None
-                                  and node._inputs.wrenches[c].stamp_ns == ns(stamp) for c in wrenches))
+    assert rig.spin_until(lambda: node.loop.inputs.odometry is not None
+                          and node.loop.inputs.odometry.stamp_ns == ns(stamp)
+                          and all(node.loop.inputs.wrenches.get(c) is not None
+                                  and node.loop.inputs.wrenches[c].stamp_ns == ns(stamp) for c in wrenches))
     plain = [k for k in range(n) if k not in mimic]
     junk = rng.normal(size=len(mimic)) + 3.0          # mimic positions/velocities: ignored
     first = plain[0::2] + mimic

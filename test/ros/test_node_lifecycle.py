@@ -29,6 +29,7 @@ from ros_helpers import (MIMIC_URDF, Rig, joint_state_msg,  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations  # noqa: E402
 from kin_dyn_ros.node import KinDynNode, sensor_thread  # noqa: E402
 from kin_dyn_ros.node.outputs import READERS_PERIOD_NS, Publishers  # noqa: E402
+from kin_dyn_ros.node.loop import TickLoop  # noqa: E402
 from kin_dyn_ros_interfaces.msg import ForwardDynamics  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
@@ -79,17 +80,17 @@ def test_no_input_callback_runs_before_the_parameter_model_is_in_place(context, 
     parameter (parsed slowly here) is in place, with its messages and tick, before any input
     callback runs."""
     seen = []
-    on_joint_state, parse = KinDynNode._on_joint_state, KinDynNode._parse
+    on_joint_state, parse = TickLoop.take_joint_state, KinDynNode._parse
 
-    def watched(node, data):
-        seen.append(node._model is not None and node._model.messages is not None
-                    and getattr(node, '_ticker', 0) is not None)
-        return on_joint_state(node, data)
+    def watched(loop, data):
+        seen.append(loop.model is not None and loop.model.messages is not None
+                    and loop.ticker is not None)
+        return on_joint_state(loop, data)
 
     def slow_parse(urdf, settings):
         time.sleep(0.5)               # a large model: start-up takes a while
         return parse(urdf, settings)
-    monkeypatch.setattr(KinDynNode, '_on_joint_state', watched)
+    monkeypatch.setattr(TickLoop, 'take_joint_state', watched)
     monkeypatch.setattr(KinDynNode, '_parse', staticmethod(slow_parse))
     kd = KinDynComputations(icub_urdf)
     flood = Flood(context, kd.joints_name_list, f'{NAMESPACE}/starting')
@@ -97,7 +98,7 @@ def test_no_input_callback_runs_before_the_parameter_model_is_in_place(context, 
         node = KinDynNode(context=context, namespace=f'{NAMESPACE}/starting', parameter_overrides=[
             Parameter('robot_description', value=icub_urdf), *PARAMS])
         try:
-            assert node._sensors is not None and node._sensors.running
+            assert node.loop.sensors is not None and node.loop.sensors.running
             deadline = time.monotonic() + 10.0
             while len(seen) < 20 and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -116,16 +117,16 @@ def test_context_shutdown_with_the_thread_busy_ends_it_quietly(context, monkeypa
     node can still be destroyed."""
     failures, errors = [], []
     monkeypatch.setattr(threading, 'excepthook', failures.append)
-    on_joint_state = KinDynNode._on_joint_state
+    on_joint_state = TickLoop.take_joint_state
 
-    def slow(node, data):
+    def slow(loop, data):
         time.sleep(0.002)
-        return on_joint_state(node, data)
-    monkeypatch.setattr(KinDynNode, '_on_joint_state', slow)
+        return on_joint_state(loop, data)
+    monkeypatch.setattr(TickLoop, 'take_joint_state', slow)
     node = KinDynNode(context=context, namespace=f'{NAMESPACE}/stopping', parameter_overrides=[
         Parameter('robot_description', value=MIMIC_URDF), *PARAMS])
     monkeypatch.setattr(node, '_on_sensor_error', lambda sub, exc: errors.append(exc))
-    thread = node._sensors._thread
+    thread = node.loop.sensors._thread
     flood = Flood(context, ['j1', 'j2'], f'{NAMESPACE}/stopping')
     try:
         assert spin_until_count(node, 50)
@@ -180,7 +181,7 @@ def test_without_the_private_api_the_executor_takes_the_inputs(context, monkeypa
         assert sensor_thread.SensorThread.available() is not fallback
         with mimic_node_and_helper(context, f'{NAMESPACE}/fallback{int(fallback)}') as (
                 node, helper, executor):
-            assert (node._sensors is None) is fallback
+            assert (node.loop.sensors is None) is fallback
             rig = Rig(helper, executor)
             rig.wait_matched(odometry=False)
             stamp = rig.now()
@@ -220,7 +221,7 @@ def test_outputs_nobody_subscribes_to_are_not_computed(context):
     subscriber counts are kept that long)."""
     with mimic_node_and_helper(context, f'{NAMESPACE}/unread') as (node, helper, executor):
         rendered = []
-        messages = node._model.messages
+        messages = node.loop.model.messages
         for name in ('com_point', 'gravity_torques', 'forward_dynamics_msg'):
             method = getattr(messages, name)
             setattr(messages, name, lambda *a, _m=method, _n=name: rendered.append(_n) or _m(*a))
@@ -233,7 +234,7 @@ def test_outputs_nobody_subscribes_to_are_not_computed(context):
                                         stamp=Time(sec=100 + k)))
             return spin_until(executor, lambda: node.loop.last_tick is not None
                               and node.loop.last_tick.stamp.sec == 100 + k)
-        assert spin_until(executor, lambda: node._pub.com.get_subscription_count() == 1)
+        assert spin_until(executor, lambda: node.loop.publishers.com.get_subscription_count() == 1)
         assert spin_until(executor, lambda: pub.get_subscription_count() == 1)
         assert tick(0)
         assert node.loop.last_tick.result.base_acceleration is None
@@ -243,7 +244,7 @@ def test_outputs_nobody_subscribes_to_are_not_computed(context):
         helper.create_subscription(ForwardDynamics, 'kin_dyn_node/forward_dynamics',
                                    got['forward_dynamics'].append, 10)
         assert spin_until(executor,
-                          lambda: node._pub.forward_dynamics.get_subscription_count() == 1)
+                          lambda: node.loop.publishers.forward_dynamics.get_subscription_count() == 1)
         time.sleep(READERS_PERIOD_NS * 1e-9)
         assert tick(1)
         assert node.loop.last_tick.result.base_acceleration is not None

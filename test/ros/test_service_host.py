@@ -65,12 +65,12 @@ def test_a_crashed_services_process_is_restarted(ros_context):
         assert client.wait_for_service(timeout_sec=30.0)
         kd = KinDynComputations(MIMIC_URDF)
         want = kd.mass_matrix(np.eye(4), kd.apply_mimic(np.array([0.3, 0.1, 0.0])))
-        first = node._planners.pid
+        first = node.loop.planners.pid
         res = mass_matrix(rig, client)
         assert res.success, res.message
         np.testing.assert_allclose(np.reshape(res.data, want.shape), want, atol=1e-12)
         os.kill(first, signal.SIGKILL)
-        assert rig.spin_until(lambda: node._planners.pid != first, timeout_s=10.0)
+        assert rig.spin_until(lambda: node.loop.planners.pid != first, timeout_s=10.0)
         # the dead process's server may still look ready to DDS for a while: ask again
         # until the new one answers
         deadline, res = time.monotonic() + 30.0, None
@@ -80,7 +80,7 @@ def test_a_crashed_services_process_is_restarted(ros_context):
                 res = future.result()
         assert res is not None and res.success, res   # the new process, the same answer
         np.testing.assert_allclose(np.reshape(res.data, want.shape), want, atol=1e-12)
-        assert alive(node._planners.pid) and not alive(first)
+        assert alive(node.loop.planners.pid) and not alive(first)
 
 
 @LINUX
@@ -125,7 +125,7 @@ def test_a_settings_change_keeps_the_model_and_applies_the_settings(ros_context)
                       f'{NAMESPACE}/settings') as (node, rig):
         client = rig.node.create_client(GetJacobian, rig.private('get_jacobian'))
         assert client.wait_for_service(timeout_sec=30.0)
-        first = node._planners.pid
+        first = node.loop.planners.pid
         assert all(r.successful for r in node.set_parameters([
             Parameter('frame_prefix', value='r1/'),
             Parameter('velocity_representation', value='BODY_FIXED')]))
@@ -137,7 +137,7 @@ def test_a_settings_change_keeps_the_model_and_applies_the_settings(ros_context)
         res = future.result()
         assert res.success, res.message
         np.testing.assert_allclose(np.reshape(res.data, want.shape), want, atol=1e-12)
-        assert node._planners.pid == first           # the same process: no restart
+        assert node.loop.planners.pid == first           # the same process: no restart
         environ = dict(item.split('=', 1) for item in pathlib.Path(
             f'/proc/{first}/environ').read_text().split('\0') if '=' in item)
         for name, value in MALLOC_ENVIRONMENT.items():   # its large answers from the heap
