@@ -71,6 +71,7 @@ from ..dynamics.contacts import ground_axes, hull_support
 from ..equilibrium_worker import EquilibriumWorker
 from .markers import MarkerGroup, make_marker
 from .outputs import EffortMessage, ReadCounts, SerializedTemplate, TemplateCache
+from .rates import OnPhase
 from .settings import make_contact
 from .throttle import ThrottledLogger
 
@@ -216,7 +217,8 @@ class ContactMechanics:
 
     def _clear(self):
         """No support yet (a new model or settings)."""
-        self._support = self._next_ns = self._state = self._stamp = self._balance = None
+        self._support = self._state = self._stamp = self._balance = None
+        self._phase = OnPhase()      # equilibrium_rate, by stamps
         self._margins = (-np.inf, -np.inf)
         self._fresh = self._marked = False
 
@@ -331,19 +333,14 @@ class ContactMechanics:
 
     def _is_due(self, t):
         """Whether a tick of stamp ``t`` [ns] is due (:meth:`_due`), without taking its turn."""
-        if self._settings.equilibrium_rate <= 0.0:
-            return False
-        period, due = int(1e9 / self._settings.equilibrium_rate), self._next_ns
-        return due is None or not due - period <= t < due
+        rate = self._settings.equilibrium_rate
+        return rate > 0.0 and self._phase.is_due(t, int(1e9 / rate))
 
     def _due(self, t):
         """At most equilibrium_rate ticks per second of stamps ``t`` [ns] (the phase is kept;
-        a stamp going back restarts)."""
-        if not self._is_due(t):
-            return False
-        period, due = int(1e9 / self._settings.equilibrium_rate), self._next_ns
-        self._next_ns = due + period if due is not None and t - due < period else t + period
-        return True
+        a stamp going back restarts: :class:`.rates.OnPhase`)."""
+        rate = self._settings.equilibrium_rate
+        return rate > 0.0 and self._phase.take(t, int(1e9 / rate))
 
     def _request_torques(self, stamp, support):
         kd, w_H_b, s = self._state    # the key: plain numbers pickle faster than a Time

@@ -16,10 +16,11 @@ reads and writes under it:
 - **One tick** (:meth:`TickLoop.tick`): the measured state and one core call
   (:class:`.tick.TickComputer`), the state handed to the services before the outputs, the
   outputs (each only while read), the tick's statistics, then its contact mechanics steps.
-- **The gates**, each a rate or a reader count: /tf at ``publish_frequency`` by JointState
-  stamps (:class:`.rates.SinceLast`), ~/markers at ``markers_rate`` by the node's clock, every
-  output only while read; the contact mechanics' own gate (``equilibrium_rate`` by stamps) is
-  theirs (:meth:`.contact_mechanics.ContactMechanics.has_work`).
+- **The gates**, each a rate (:mod:`.rates`) or a reader count: /tf at ``publish_frequency``
+  by JointState stamps (:class:`.rates.SinceLast`), ~/markers at ``markers_rate`` by the
+  node's clock (:class:`.rates.AtMost`, rviz needs no more), every output only while read;
+  the contact mechanics at ``equilibrium_rate`` by stamps (:class:`.rates.OnPhase`, their
+  :meth:`.contact_mechanics.ContactMechanics.has_work`).
 - **The contact mechanics' steps** (:meth:`TickLoop.run_step`): on the sensor thread left to
   its idle moments, one step each; on any other thread run at once.
 
@@ -33,7 +34,7 @@ import time
 from .balance_outputs import balance_markers
 from .diagnostics import TickStats
 from .markers import MarkerGroup
-from .rates import SinceLast
+from .rates import AtMost, SinceLast
 
 __all__ = ["TickLoop"]
 
@@ -55,8 +56,9 @@ class TickLoop:
         self.publishers, self.inputs = publishers, inputs
         self._log, self._now_ns = log, now_ns
         self._settings = self._model = None
-        self._last_stamp_ns = self._markers_ns = None
+        self._last_stamp_ns = None
         self._tf_due = SinceLast()   # publish_frequency, by JointState stamps
+        self._markers_due = AtMost()   # markers_rate, by the node's clock
         # the contact mechanics' steps of a tick (begun or not), and of the newest tick after
         self._deferred = self._next_deferred = None
         self._begun = self._tick_waiting = False
@@ -177,7 +179,8 @@ class TickLoop:
         for publisher, msg in self.render(tick):
             publisher.publish(msg)
         settings, pub = self._settings, self.publishers
-        if settings.publish_markers and self._markers_due() and pub.is_read(pub.markers):
+        if settings.publish_markers and pub.is_read(pub.markers) and self._markers_due.due(
+                self._now_ns(), round(1e9 / settings.markers_rate)):
             pub.markers.publish(self._marker_array(tick))
 
     def render(self, tick):
@@ -237,15 +240,6 @@ class TickLoop:
     def markers_read(self):
         """Whether ~/markers arrays are published and subscribed."""
         return self._settings.publish_markers and self.publishers.is_read(self.publishers.markers)
-
-    def _markers_due(self):
-        """At most ``markers_rate`` marker arrays per second (rviz needs no more)."""
-        now = self._now_ns()
-        period_ns = 1e9 / self._settings.markers_rate
-        if self._markers_ns is not None and 0 <= now - self._markers_ns < period_ns:
-            return False
-        self._markers_ns = now
-        return True
 
     def _new_stamp(self, stamp_ns):
         """False for a stamp already published; a stamp going backwards resets (logged)."""

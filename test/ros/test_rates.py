@@ -6,7 +6,7 @@ Run:  python -m pytest test/ros/test_rates.py
 
 import numpy as np
 
-from kin_dyn_ros.node.rates import SinceLast
+from kin_dyn_ros.node.rates import AtMost, OnPhase, SinceLast
 
 MS = 1_000_000
 
@@ -56,3 +56,39 @@ def test_the_same_stamp_again_is_not_due_and_reset_makes_the_next_due():
     assert gate.due(5, 50 * MS) and not gate.due(5, 50 * MS)
     gate.reset()
     assert gate.due(6, 50 * MS)
+
+
+def test_on_phase_keeps_the_phase_of_a_stream_that_does_not_divide_the_period():
+    """equilibrium_rate 100 Hz on a 300 Hz stream (3.33 ms apart): on average 100 per
+    second, never two in one period; the turn is taken by take() only."""
+    gate = OnPhase()
+    stamps = [k * 10 * MS // 3 for k in range(3000)]      # 10 s
+    assert gate.is_due(stamps[0], 10 * MS) and gate.is_due(stamps[0], 10 * MS)
+    taken = [t for t in stamps if gate.take(t, 10 * MS)]
+    assert len(taken) == 1000
+    assert min(np.diff(taken)) >= 10 * MS - 10 * MS // 3
+
+
+def test_on_phase_restarts_on_a_stamp_going_back_and_reset():
+    gate = OnPhase()
+    assert gate.take(100 * MS, 10 * MS) and not gate.take(105 * MS, 10 * MS)
+    assert gate.take(50 * MS, 10 * MS)                     # back: due, restarts there
+    assert not gate.is_due(55 * MS, 10 * MS) and gate.is_due(60 * MS, 10 * MS)
+    gate.reset()
+    assert gate.take(55 * MS, 10 * MS)
+
+
+def test_at_most_one_per_period_of_the_clock():
+    gate = AtMost()
+    taken = [t for t in range(0, 1000 * MS, MS) if gate.due(t, round(1e9 / 30.0))]
+    assert len(taken) == 30 and taken[:2] == [0, 34 * MS]
+    assert gate.due(5 * MS, 10 * MS)                       # the clock went back: due
+
+
+def test_on_phase_keeps_the_rate_after_a_stamp_going_back():
+    """A bag restarted half a second back: 100 per second of stamps still (before this gate,
+    the contact mechanics' own went due on every tick after such a jump: 1000 of 1000)."""
+    gate = OnPhase()
+    first = sum(gate.take(k * MS, 10 * MS) for k in range(1000))
+    again = sum(gate.take((500 + k) * MS, 10 * MS) for k in range(1000))
+    assert first == again == 100
