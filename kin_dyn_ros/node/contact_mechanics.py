@@ -48,7 +48,7 @@ tick's steps has its turn after them):
 
 Why not every tick: on iCub (a 2-core machine, see docs/performance.md) an update costs ~0.04 ms warm
 and ~0.22 ms in the node at 1 kHz (polygon and margin), ~0.05 ms in the node (their
-messages, from serialised templates: :class:`SupportMessages`) and ~0.37 ms warm
+messages, from serialised templates: :class:`.support_outputs.SupportMessages`) and ~0.37 ms warm
 (equilibrium_torques, in the worker process), against a 0.35-0.45 ms tick. A rate at or
 above the tick rate gives every tick (the torques then at the rate the worker sustains).
 
@@ -56,23 +56,20 @@ Errors never leave this module: a ValueError of the core is logged (throttled) a
 contact outputs are skipped; the service answers ``success = false`` with the reason.
 """
 
-import functools
-
 import numpy as np
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Point, Point32, PolygonStamped
+from geometry_msgs.msg import PolygonStamped
 from sensor_msgs.msg import JointState
-from visualization_msgs.msg import Marker
 
 from kin_dyn_ros_interfaces.msg import StabilityMargin
 
-from .conversions import stamp_fields, stamp_to_ns, stamp_words, xyz_fields
+from .conversions import stamp_to_ns
 from ..dynamics.contacts import ground_axes, hull_support
 from ..equilibrium_worker import EquilibriumWorker
-from .markers import MarkerGroup, make_marker
-from .outputs import EffortMessage, ReadCounts, SerializedTemplate, TemplateCache
+from .outputs import EffortMessage, ReadCounts
 from .rates import OnPhase
 from .settings import make_contact
+from .support_outputs import SupportMessages, support_markers
 from .throttle import ThrottledLogger
 
 try:
@@ -80,90 +77,9 @@ try:
 except ImportError:  # Humble
     from rclpy.qos_event import PublisherEventCallbacks
 
-__all__ = ["support_markers", "SupportMessages", "ContactMechanics"]
+__all__ = ["ContactMechanics"]
 
 THROTTLE_S = 5.0
-MARKER_NS = "support_polygon"
-LINE_WIDTH = 0.005                    # [m] polygon outline
-DISC = (0.07, 0.07, 0.003)            # [m] CoM projection disc (wider than ns com_projection)
-POLYGON_RGBA = (1.0, 0.85, 0.0, 1.0)
-INSIDE_RGBA = (0.1, 0.8, 0.1, 0.9)
-OUTSIDE_RGBA = (0.9, 0.1, 0.1, 0.9)
-_ZERO = np.zeros(3)
-
-
-# -- per-tick messages ----------------------------------------------------------------------
-def _support_prototype(frame, n_points, inside):
-    """Markers of a support with an outline of ``n_points`` points (0: DELETE), its disc
-    green (``inside``) or red, and their per-tick fields (see :class:`.markers.MarkerGroup`)."""
-    outline = make_marker(MARKER_NS, 0, Marker.LINE_STRIP, frame, POLYGON_RGBA,
-                          (LINE_WIDTH, 0.0, 0.0))
-    outline.points = [Point() for _ in range(n_points)]
-    if not n_points:
-        outline.action = Marker.DELETE
-    disc = make_marker(MARKER_NS, 1, Marker.CYLINDER, frame,
-                       INSIDE_RGBA if inside else OUTSIDE_RGBA, DISC)
-    doubles = xyz_fields([*outline.points, disc.pose.position])
-    integers = stamp_fields(outline) + stamp_fields(disc)
-    return [outline, disc], doubles, integers
-
-
-def support_markers(frame, stamp, support):
-    """:class:`.markers.MarkerGroup` of ns ``support_polygon``: id 0 the closed polygon
-    outline (DELETE when it has no vertex), id 1 the CoM projection disc, green inside and
-    red outside; world frame ``frame``, stamped ``stamp``."""
-    pts = support.points
-    outline = np.concatenate([pts, pts[:1]]) if len(pts) > 1 else np.repeat(pts, 2, axis=0)
-    key = (MARKER_NS, frame, len(outline), support.inside)
-    return MarkerGroup(key, np.concatenate([outline.ravel(), support.com_projection]),
-                       (stamp.sec, stamp.nanosec) * 2,
-                       functools.partial(_support_prototype, frame, len(outline), support.inside))
-
-
-class SupportMessages:
-    """~/support_polygon and ~/stability_margin of a :class:`~.dynamics.contacts.GroundSupport`
-    in world frame ``frame``: serialised bytes from a template per layout (the polygon's
-    number of points; the margin's active contacts and inside flag), else the message
-    objects."""
-
-    def __init__(self, frame):
-        self._frame = frame
-        self._polygons, self._margins = TemplateCache(), TemplateCache()
-
-    def polygon(self, support, stamp):
-        """PolygonStamped: the support polygon's vertices (float32) in the world frame."""
-        points = support.points
-        template = self._polygons.get(len(points), lambda: self._polygon(len(points)))
-        return template.render((), stamp_words(stamp), points)
-
-    def _polygon(self, n_points):
-        msg = PolygonStamped()
-        msg.header.frame_id = self._frame
-        msg.polygon.points = [Point32() for _ in range(n_points)]
-        return SerializedTemplate(msg, [], stamp_fields(msg),
-                                  floats=xyz_fields(msg.polygon.points))
-
-    def margin(self, support, balance, margins, stamp):
-        """StabilityMargin: the CoM's margin, inside, projection and active contacts, and
-        the ZMP and capture point of ``balance`` (:class:`~.dynamics.balance.Balance`, or
-        None) with their ``margins`` (two, -inf where undefined)."""
-        zmp = balance.zmp_point if balance is not None else None
-        cp = balance.capture_point if balance is not None else None
-        key = (support.names, support.inside, *(bool(m >= 0.0) for m in margins))
-        template = self._margins.get(key, lambda: self._margin(*key))
-        values = np.concatenate([[support.margin], support.com_projection,
-                                 _ZERO if zmp is None else zmp, margins[:1],
-                                 _ZERO if cp is None else cp, margins[1:]])
-        return template.render(values, stamp_words(stamp))
-
-    def _margin(self, names, inside, zmp_inside, capture_point_inside):
-        msg = StabilityMargin(inside=inside, active_contacts=list(names), zmp_inside=zmp_inside,
-                              capture_point_inside=capture_point_inside)
-        msg.header.frame_id = self._frame
-        doubles = [(msg, "margin"), *xyz_fields([msg.com_projection]),
-                   *xyz_fields([msg.zmp]), (msg, "zmp_margin"),
-                   *xyz_fields([msg.capture_point]), (msg, "capture_point_margin")]
-        return SerializedTemplate(msg, doubles, stamp_fields(msg))
 
 
 # -- the node's part -------------------------------------------------------------------------

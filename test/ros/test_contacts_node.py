@@ -32,8 +32,8 @@ from rclpy.serialization import serialize_message  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from visualization_msgs.msg import Marker  # noqa: E402
 
-from kin_dyn_ros.node.contact_mechanics import (INSIDE_RGBA, MARKER_NS, OUTSIDE_RGBA,  # noqa: E402
-                                           ContactMechanics)
+from kin_dyn_ros.node.contact_mechanics import ContactMechanics  # noqa: E402
+from kin_dyn_ros.node.support_outputs import INSIDE_RGBA, MARKER_NS, OUTSIDE_RGBA  # noqa: E402
 from kin_dyn_ros.node.conversions import matrix_to_pose  # noqa: E402
 from kin_dyn_ros.node.outputs import READERS_PERIOD_NS  # noqa: E402
 from kin_dyn_ros.dynamics.contacts import (Contact, contact_poses, ground_support,  # noqa: E402
