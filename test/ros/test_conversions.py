@@ -23,8 +23,8 @@ from tf2_msgs.msg import TFMessage  # noqa: E402
 from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
 from kin_dyn_ros.node import conversions as cv  # noqa: E402
-from kin_dyn_ros.node.contact_mechanics import (INSIDE_RGBA, OUTSIDE_RGBA,  # noqa: E402
-                                           SupportMessages, support_markers)
+from kin_dyn_ros.node.support_outputs import (INSIDE_RGBA, OUTSIDE_RGBA,  # noqa: E402
+                                             SupportMessages, support_markers)
 from kin_dyn_ros.node.inputs import TickInputs  # noqa: E402
 from kin_dyn_ros.node.diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
