@@ -137,7 +137,7 @@ class KinDynNode(Node):
         self._model = self._sensors = None
         self._now_ns = clock_ns(self.get_clock())      # the node clock [ns]
         self._inputs = SensorInputs(self._now_ns)
-        self._tick_timer = self._diag_timer = None
+        self._diag_timer = None
         self._pub = Publishers(self)
         self.loop = TickLoop(self._pub, self._inputs, self._log, self._now_ns)
         self._mechanics = ContactMechanics(self, self.loop.markers_read)
@@ -217,11 +217,11 @@ class KinDynNode(Node):
                             f"message on '{sub.topic_name}' dropped: {exc!r}")
 
     def _make_timers(self):
-        for timer in (self._tick_timer, self._diag_timer):
+        for timer in (self.loop.timer, self._diag_timer):
             if timer is not None:
                 self.destroy_timer(timer)
         s = self._settings
-        self._tick_timer = self.create_timer(1.0 / s.rate, self.loop.timer_tick) \
+        self.loop.timer = self.create_timer(1.0 / s.rate, self.loop.timer_tick) \
             if s.rate > 0 else None
         self._diag_timer = self.create_timer(s.diagnostics_period, self._on_diagnostics_timer)
 

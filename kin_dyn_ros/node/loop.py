@@ -53,6 +53,7 @@ class TickLoop:
         self.last_tick = None        # the last tick computed (a :class:`.tick.Tick`)
         self.ticker = None           # the model's :class:`.tick.TickComputer` (None: no model)
         self.sensors = self.mechanics = self.planners = None
+        self.timer = None            # the node's timer that ticks (``rate`` > 0), else None
         self.publishers, self.inputs = publishers, inputs
         self._log, self._now_ns = log, now_ns
         self._settings = self._model = None

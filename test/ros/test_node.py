@@ -590,7 +590,7 @@ def test_timer_rate_and_frame_prefix(system, ref):
                                                  case.tau, stamp))
         out = rig.wait_outputs(stamp, ('tf', 'com'))
         assert ('odom', 'r1/root_link') in tf_matrices(out['tf'])
-        assert node._tick_timer.timer_period_ns == 5_000_000
+        assert node.loop.timer.timer_period_ns == 5_000_000
         rig.spin_until(lambda: False, timeout_s=0.1)     # ~20 timer periods, same stamp
         assert rig.count('tf', stamp) == 1 and rig.count('com', stamp) == 1
     finally:
