@@ -1,6 +1,6 @@
 """End-to-end test of the live demo: ``python -m kin_dyn_ros.demo`` as a subprocess.
 
-Runs the demo in a short mode (3 s of iCub at 500 Hz, 2.5 s of Talos from
+Runs the demo in a short mode (3 s of iCub at 250 Hz, 2.5 s of Talos from
 example-robot-data, and 2 s of a URDF without feet) with the real node, then checks what a
 user gets:
 
@@ -45,7 +45,11 @@ from mcap_ros2.decoder import DecoderFactory  # noqa: E402
 pytestmark = pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')
 
 DURATION_S = 3.0
-RATE_HZ = 500.0
+# The demo's inputs at 250 Hz here: its default 500 Hz saturates the two cores of the CI
+# machine kind (node ~87 %, demo ~80 %, equilibrium worker ~20 % of a core), where the share
+# of ticks the node answers measures the machine's spell (0.3-0.9 of them on one day, on one
+# commit), not the node; at 250 Hz 0.83-0.98 (2026-11-27).
+RATE_HZ = 250.0
 TICKS = int(DURATION_S * RATE_HZ)
 NODE = '/kin_dyn_node'
 # (the balance outputs ~/zmp, ~/capture_point, ~/cop: every tick while a foot is loaded,
@@ -98,7 +102,8 @@ def _run_demo(tmp_path, *args, domain=None):
     env = set_loopback_environment(dict(os.environ, ROS_DOMAIN_ID=domain or _domain()))
     out = tmp_path / 'out'
     proc = subprocess.run([sys.executable, '-m', 'kin_dyn_ros.demo', '--output', str(out),
-                           '--quiet', '--namespace', NAMESPACE, *args], env=env,
+                           '--quiet', '--namespace', NAMESPACE, '--rate', str(RATE_HZ), *args],
+                          env=env,
                           capture_output=True, text=True, timeout=TIMEOUT_S)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     summary = json.loads((out / 'summary.json').read_text())
