@@ -17,10 +17,11 @@ the one it holds is not used ("no measured state yet").
 
 The process computes ~/get_* and ~/get_dynamics_horizon itself (it is not the tick's
 process), and ~/check_equilibrium in a QueryWorker of its own (milliseconds to tens:
-~/get_dynamics does not queue behind it). It runs the path the node runs (the compiled
-kernels, loaded from the cache the node's start-up filled, and the horizon's kernel,
-compiled or loaded when it gets its first model: a 50-state horizon costs ~2 ms there
-against ~40 ms on the NumPy core, for ~110 MB more resident), at SCHED_BATCH nice +10 once
+~/get_dynamics does not queue behind it). ~/get_* run on the NumPy core (as the workers:
+numba and the kernels cost ~110 MB and ~1 s of CPU at every start); ~/get_dynamics_horizon
+on the compiled kernels, which the process loads at its first horizon request (~1 s from
+the cache the node's start-up filled; :meth:`_Host.horizon_source`): a 50-state horizon
+costs ~2 ms there against ~40 ms on the NumPy core. It runs at SCHED_BATCH nice +10 once
 it holds its first model (its start-up under
 SCHED_IDLE: never against the node's first ticks), in a session of its own (a terminal's
 Ctrl-C does not reach it). It ends when its stdin closes: when the node closes it, or dies. The node
@@ -201,8 +202,10 @@ class _Host:
         self._working = False     # at the working priority (after the first model)
         self._checks = QueryWorker()
         self._logger = node.get_logger()
+        self._compiled = None      # (the model's KinDynComputations, its compiled twin)
+        self._description = (None, None)    # (the model's KinDynComputations, its URDF)
         self.services = (DynamicsServices(node, self.source, _InProcess(), base=fqn),
-                         HorizonService(node, self.source, _InProcess(), base=fqn),
+                         HorizonService(node, self.horizon_source, _InProcess(), base=fqn),
                          EquilibriumService(node, self.source, self._checks, base=fqn))
 
     def source(self):
@@ -217,6 +220,27 @@ class _Host:
             return snapshot
         return snapshot._replace(measured=self._reader.read(self._generation))
 
+    def horizon_source(self):
+        """:meth:`source` with the model on the compiled kernels, built at the first
+        ~/get_dynamics_horizon request of each model (numba and the kernels load then: ~1 s
+        from the cache the node's start-up filled; a process whose planners never ask for a
+        horizon never loads them); the NumPy core where they cannot run."""
+        snapshot = self.source()
+        kd = snapshot.kd
+        if kd is None:
+            return snapshot
+        held = self._compiled
+        if held is None or held[0] is not kd:
+            from ..dynamics import KinDynComputations
+            owner, urdf = self._description
+            if owner is not kd:                 # a new model came meanwhile
+                raise ValueError("the robot model changed while the request was taken: "
+                                 "ask again")
+            twin = KinDynComputations(urdf, root_link=kd.model.root_link, gravity=kd.gravity,
+                                      compiled=None)
+            held = self._compiled = (kd, twin)
+        return snapshot._replace(kd=held[1])
+
     def configure(self, config):
         """A configuration line of the node (see the module)."""
         from ..dynamics import KinDynComputations
@@ -230,9 +254,8 @@ class _Host:
             finally:
                 _remove(path)
             kd = KinDynComputations(urdf, root_link=config["root_link"],
-                                    gravity=np.array(config["gravity"]))
-            kd.dynamics_horizon(np.eye(4)[None], np.zeros((1, kd.NDoF)), # its kernel compiled
-                                frames=kd.frame_names[:1])                # now, not at a call
+                                    gravity=np.array(config["gravity"]), compiled=False)
+            self._description = (kd, urdf)
             self._checks.set_model(urdf, config["root_link"], kd.gravity, model=kd.model)
         elif config.get("model"):           # the model held, other settings
             kd = self._snapshot.kd

@@ -15,6 +15,7 @@ import pytest
 from rclpy.parameter import Parameter
 
 from kin_dyn_ros.dynamics import Representations
+from kin_dyn_ros.dynamics.compiled import jit_status
 from kin_dyn_ros.dynamics.spatial import so3_exp
 from kin_dyn_ros.node.horizon_service import SERVED
 from kin_dyn_ros_interfaces.srv import GetDynamicsHorizon
@@ -114,6 +115,10 @@ def test_a_50_knot_horizon_equals_the_single_state_calls(system, ref, rep):
     n = 6 + ref.NDoF
     assert res.num_states == K and list(res.frames) == list(FRAMES)
     assert list(res.column_names[6:]) == ref.joints_name_list and len(res.column_names) == n
+    pid = getattr(system.node.loop.planners, 'pid', None)   # the services' process
+    if pid is not None:     # it loaded the compiled kernels for the horizon (where they run)
+        maps = pathlib.Path(f'/proc/{pid}/maps').read_text()
+        assert ('llvmlite' in maps) == jit_status().compiled
     ref.set_frame_velocity_representation(rep)
     try:
         for name in SERVED:

@@ -119,7 +119,8 @@ def test_the_services_process_ends_with_the_node_even_killed(ros_context):
 def test_a_settings_change_keeps_the_model_and_applies_the_settings(ros_context):
     """A parameter change that keeps the model (frame_prefix, velocity_representation)
     reaches the services' process without its description: same model, new settings. (And
-    the process runs with MALLOC_ENVIRONMENT, unless the user set those variables.)"""
+    the process runs with MALLOC_ENVIRONMENT, unless the user set those variables, and has
+    not loaded numba.)"""
     from kin_dyn_ros_interfaces.srv import GetJacobian
     with node_and_rig(ros_context, SMALL, 'kin_dyn_settings_helper', {},
                       f'{NAMESPACE}/settings') as (node, rig):
@@ -142,3 +143,5 @@ def test_a_settings_change_keeps_the_model_and_applies_the_settings(ros_context)
             f'/proc/{first}/environ').read_text().split('\0') if '=' in item)
         for name, value in MALLOC_ENVIRONMENT.items():   # its large answers from the heap
             assert environ[name] == os.environ.get(name, value)
+        # ~/get_* on the NumPy core: no numba (llvmlite) until a horizon is asked for
+        assert 'llvmlite' not in pathlib.Path(f'/proc/{first}/maps').read_text()
