@@ -157,16 +157,18 @@ def max_abs(x, ref):
     return max(float(np.abs(x[q] - ref[q]).max()) for q in ref), max(float(np.abs(ref[q]).max()) for q in ref)
 
 
-def timed_rows(rows, repeats):
-    """{label: (median, min) [us]} of the callables of ``rows`` [(label, fn)], interleaved."""
+def timed_rows(rows, repeats, rotate=False):
+    """{label: (median, min) [us]} of the callables of ``rows`` [(label, fn)], interleaved
+    (``rotate``: in an order rotating from one repeat to the next), the collector off."""
     samples = {label: [] for label, _ in rows}
     for _, fn in rows:
         fn()
     gc_was = gc.isenabled()
     gc.disable()
     try:
-        for _ in range(repeats):
-            for label, fn in rows:
+        for r in range(repeats):
+            k = r % len(rows) if rotate else 0
+            for label, fn in rows[k:] + rows[:k]:
                 t = time.perf_counter()
                 fn()
                 samples[label].append(time.perf_counter() - t)
@@ -299,23 +301,9 @@ def main():
                 line += f"  (b) {np.abs(pin_to_ours(P, {q: results['b'][q]})[q] - a[q]).max():.1e}"
             print(line)
 
-    times = {w: [] for w in WAYS}
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
-        for r in range(args.repeats):
-            order = WAYS[r % 4:] + WAYS[:r % 4]
-            for w in order:
-                fn = fns[w]
-                t = time.perf_counter()
-                fn()
-                times[w].append(time.perf_counter() - t)
-    finally:
-        if gc_was:
-            gc.enable()
-
-    med = {w: 1e6 * float(np.median(v)) for w, v in times.items()}
-    low = {w: 1e6 * min(v) for w, v in times.items()}
+    timed = timed_rows([(w, fns[w]) for w in WAYS], args.repeats, rotate=True)
+    med = {w: timed[w][0] for w in WAYS}
+    low = {w: timed[w][1] for w in WAYS}
     print(f"\n{args.repeats} repeats, (a) (b) (c) (d) interleaved; median / min [us]")
     print(f"  {'way':<48} {'K states':>20} {'per state':>18}")
     for w in WAYS:

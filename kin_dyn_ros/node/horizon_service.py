@@ -15,7 +15,7 @@ from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 from kin_dyn_ros_interfaces.srv import GetDynamicsHorizon
 
 from .conversions import float_array
-from .services import COLUMN_BASE, failed_response
+from .services import COLUMN_BASE, failed_response, joint_columns, model_frame
 from ..dynamics.horizon import shapes
 from ..dynamics.quaternions import QUATERNION_TOLERANCE
 from ..dynamics.representations import parse_representation
@@ -99,22 +99,6 @@ def poses_to_matrices(poses):
     return out
 
 
-def _joint_columns(kd, names):
-    """Indices in ``kd.joints_name_list`` of the request's joint names; ValueError naming
-    unknown, repeated or missing (non-mimic) joints."""
-    index = {name: i for i, name in enumerate(kd.joints_name_list)}
-    unknown = [n for n in names if n not in index]
-    if unknown:
-        raise ValueError(f"unknown joints {unknown}")
-    if len(set(names)) != len(names):
-        raise ValueError("a joint is named twice")
-    mimic = kd.mimic_joints
-    missing = [n for n in index if n not in names and n not in mimic]
-    if missing:
-        raise ValueError(f"joint_names misses joints {missing}")
-    return [index[n] for n in names]
-
-
 def horizon_request(kd, request, default_rep, prefix, limit):
     """(representation, (w_H_b (K, 4, 4), s (K, n), nu (K, 6), s_dot (K, n)), frames (model
     names), quantities) of a GetDynamicsHorizon request on ``kd``'s model (mimic joints
@@ -129,15 +113,14 @@ def horizon_request(kd, request, default_rep, prefix, limit):
     if k > limit:
         raise ValueError(f"{k} states: more than horizon_max_states = {limit}")
     names = list(request.joint_names)
-    columns = _joint_columns(kd, names)
+    columns = joint_columns(kd, names, "joint_names")
     s, s_dot = np.zeros((k, kd.NDoF)), np.zeros((k, kd.NDoF))
     s[:, columns] = _flat("positions", request.positions, len(names), k)
     if len(request.velocities):
         s_dot[:, columns] = _flat("velocities", request.velocities, len(names), k)
     nu = (_flat("base_twists", request.base_twists, 6, k) if len(request.base_twists)
           else np.zeros((k, 6)))
-    frames = [f[len(prefix):] if prefix and f not in kd.model.frame_index
-              and f.startswith(prefix) else f for f in request.frames]
+    frames = [model_frame(kd, prefix, f) for f in request.frames]
     missing = [f for f in frames if f not in kd.model.frame_index]
     if missing:
         raise ValueError(f"unknown frames {missing}: not links of the model")

@@ -35,8 +35,8 @@ from ..dynamics.contacts import Contact
 from ..dynamics.representations import parse_representation
 
 __all__ = ["COLUMN_BASE", "Snapshot", "DynamicsServices", "EquilibriumService",
-           "InProcessServices", "explicit_state", "failed_response", "offloaded",
-           "request_call"]
+           "InProcessServices", "explicit_state", "failed_response", "joint_columns",
+           "model_frame", "offloaded", "request_call"]
 
 COLUMN_BASE = ("base_lin_x", "base_lin_y", "base_lin_z", "base_ang_x", "base_ang_y", "base_ang_z")
 
@@ -68,17 +68,8 @@ def explicit_state(kd, state):
                          f"{vel.size} velocities (expected {len(names)}, or 0 velocities)")
     if not (np.isfinite(pos).all() and np.isfinite(vel).all()):
         raise ValueError("state positions or velocities contain NaN or inf")
-    index = {name: i for i, name in enumerate(kd.joints_name_list)}
-    given = set(names)
-    unknown = [n for n in names if n not in index]
-    if unknown or len(given) != len(names):
-        raise ValueError(f"unknown joints {unknown}" if unknown else "a joint is named twice")
-    mimic = kd.mimic_joints
-    missing = [n for n in index if n not in given and n not in mimic]
-    if missing:
-        raise ValueError(f"state misses joints {missing}")
-    s, s_dot = np.zeros(len(index)), np.zeros(len(index))
-    idx = [index[n] for n in names]
+    idx = joint_columns(kd, names, "state")
+    s, s_dot = np.zeros(kd.NDoF), np.zeros(kd.NDoF)
     s[idx] = pos
     if vel.size:
         s_dot[idx] = vel
@@ -87,6 +78,28 @@ def explicit_state(kd, state):
     except ValueError as exc:
         raise ValueError(f"state.base_pose: {exc}") from None
     return (w_H_b, *kd.fill_mimic(s, s_dot))
+
+
+def joint_columns(kd, names, what):
+    """Indices in ``kd.joints_name_list`` of a request's joint ``names``: every non-mimic
+    joint named once; ValueError naming unknown, repeated or missing joints (``what``: the
+    request's field, for the message)."""
+    index = {name: i for i, name in enumerate(kd.joints_name_list)}
+    unknown = [n for n in names if n not in index]
+    if unknown or len(set(names)) != len(names):
+        raise ValueError(f"unknown joints {unknown}" if unknown else "a joint is named twice")
+    given, mimic = set(names), kd.mimic_joints
+    missing = [n for n in index if n not in given and n not in mimic]
+    if missing:
+        raise ValueError(f"{what} misses joints {missing}")
+    return [index[n] for n in names]
+
+
+def model_frame(kd, prefix, name):
+    """Model frame of a requested name, with or without the frame ``prefix``."""
+    if name not in kd.model.frame_index and prefix and name.startswith(prefix):
+        return name[len(prefix):]
+    return name
 
 
 class DynamicsServices:
@@ -327,6 +340,4 @@ class _Call:
 
     def frame(self, name):
         """Model frame of a requested name, with or without the frame prefix."""
-        if name not in self.kd.model.frame_index and self.prefix and name.startswith(self.prefix):
-            return name[len(self.prefix):]
-        return name
+        return model_frame(self.kd, self.prefix, name)
