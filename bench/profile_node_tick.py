@@ -96,8 +96,7 @@ def main():
     wrap(node.loop.ticker, 'compute', 'tick: state + compute_tick')
     wrap(m.kd, 'compute_tick', '  of which compute_tick')
     wrap(node.loop, 'publish', 'publish: all outputs')
-    for attr in ('tf', 'com_point', 'centroidal_momentum', 'gravity_torques',
-                 'forward_dynamics_msg', 'marker_array', 'contact_forces'):
+    for attr in ('per_tick', 'marker_array', 'contact_forces'):
         wrap(m.messages, attr, f'  render {attr}')
     for attr, pub in vars(node.loop.publishers).items():
         if hasattr(pub, 'publish'):

@@ -33,7 +33,7 @@ from .algorithms import SINGULAR_BASE
 from .checks import checked_arrays
 
 __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMassMatrix",
-           "warm_up", "ensure_compiled", "prepare", "inputs", "EMPTY", "NO_TARGETS",
+           "warm_up", "ensure_compiled", "prepare", "inputs", "compiled_kernels", "EMPTY", "NO_TARGETS",
            "NO_FRAMES", "NO_WRENCHES"]
 
 _FALSE = ("0", "false", "no", "off")
@@ -278,7 +278,8 @@ def _packed_ints(kernels, model):
 
 # The kernels in two groups of about the same compile time (~15 s each here, cold): with an
 # empty cache the second group compiles in another process, on another core, meanwhile.
-_FIRST, _SECOND = ("tick", "frame_poses"), ("whole_body", "frame_query")
+_FIRST = ("tick", "frame_poses", "scatter_words", "merge_joint_state")
+_SECOND = ("whole_body", "frame_query")
 
 
 def _warm(compiled, names):
@@ -288,6 +289,17 @@ def _warm(compiled, names):
         compiled.tick(2, h, z, z6, z, z, NO_TARGETS, _EMPTY)
     if "frame_poses" in names:
         compiled.frame_poses(np.zeros((compiled.n + 1, 4, 4)), np.zeros(3))
+    if "scatter_words" in names:
+        words, pairs = np.zeros(2), np.zeros((1, 2), np.intp)
+        compiled.k.scatter_words(z6, z6, h, True, NO_FRAMES, NO_FRAMES, words, pairs,
+                                 words.view(np.uint32), 0, 0)
+    if "merge_joint_state" in names:
+        none, values = np.zeros(0, np.intp), np.zeros((3, 1))
+        flags = np.zeros(1, np.bool_)
+        compiled.k.merge_joint_state(np.frombuffer(b"", np.uint8), 0, 0, none,   # read-only
+                                     np.zeros(0, np.uint8),
+                                     none, none, none, none, values, flags, flags,
+                                     np.zeros(2, np.int64))
     if "whole_body" in names:
         compiled.whole(2, "mass", h, z)
     if "frame_query" in names:
@@ -360,6 +372,15 @@ def ensure_compiled(compiled):
                 return False
             _STATE["warm"] = True
         return True
+
+
+def compiled_kernels():
+    """The :mod:`.kernels` module once its kernels are compiled in this process (a model
+    was loaded on the compiled path), else None: what the node's glue
+    (:func:`.kernels.scatter_words`, :func:`.kernels.merge_joint_state`) runs when it can."""
+    with _LOCK:
+        kernels = _STATE.get("path", (None,))[0]
+        return kernels if kernels is not None and _STATE.get("warm") else None
 
 
 def inputs(*items):

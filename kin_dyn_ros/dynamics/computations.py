@@ -87,6 +87,24 @@ class TickResult:
     _frame_pose: object = field(repr=False, default=None)
     _balance: object = field(repr=False, default=None)
     _joint_quaternions: object = field(repr=False, default=None)
+    _packed: object = field(repr=False, default=None)
+
+    @cached_property
+    def packed(self):
+        """(22 n + 19,) float64, the result in one vector (as the compiled tick writes it):
+        ``joint_transforms`` (16 n, row-major), ``joint_quaternions`` (4 n), ``com``,
+        ``com_velocity``, ``centroidal_momentum``, ``gravity_torques`` (n),
+        ``base_acceleration`` (6) and ``joint_accelerations`` (n) (NaN without forward
+        dynamics), the number of massless joints."""
+        if self._packed is not None:
+            return self._packed
+        n = len(self.joint_names)
+        fd = [np.full(6 + n, np.nan)] if self.base_acceleration is None \
+            else [self.base_acceleration, self.joint_accelerations]
+        return np.concatenate([self.joint_transforms.reshape(-1),
+                               self.joint_quaternions.reshape(-1), self.com,
+                               self.com_velocity, self.centroidal_momentum,
+                               self.gravity_torques, *fd, [len(self.massless_joints)]])
 
     @cached_property
     def joint_quaternions(self):
@@ -639,7 +657,9 @@ class KinDynComputations:
         fd_error, massless = "", ()
         if status == jit.k.SINGULAR:
             fd_error = alg.SINGULAR_BASE
-        elif tau is not None:
+        if tau is None or fd_error:
+            out[o + 12 + n:o + 18 + 2 * n] = np.nan      # (as TickResult.packed says)
+        else:
             base_acc, joint_acc = out[o + 12 + n:o + 18 + n], out[o + 18 + n:o + 18 + 2 * n]
             if out[-1]:
                 massless = self._names(np.isnan(joint_acc))
@@ -651,7 +671,7 @@ class KinDynComputations:
             self.rep, fd_error, massless, lambda: jit.frame_poses(poses, base_position), frame,
             (lambda: self._balance(frame, com, com_velocity, contacts, frame_wrenches or {},
                                    threshold)) if contacts else None,
-            lambda: out[16 * n:o].reshape(n, 4))
+            lambda: out[16 * n:o].reshape(n, 4), out)
 
     def _sensor_wrenches(self, frame_wrenches):
         """{link: (expressed frame, w (6,))} -> (targets (k, 2) [link, frame] indices,

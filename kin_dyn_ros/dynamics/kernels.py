@@ -27,7 +27,8 @@ import numpy as np
 from numba import njit
 
 __all__ = ["OK", "NOT_FINITE", "SINGULAR", "float_layout", "int_layout", "tick",
-           "whole_body", "frame_query", "frame_poses", "horizon", "horizon_layout", "KERNELS",
+           "whole_body", "frame_query", "frame_poses", "scatter_words",
+           "merge_joint_state", "UNREAD", "horizon", "horizon_layout", "KERNELS",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE"]
 
@@ -1104,4 +1105,131 @@ def _frame_rows(want, size, n_frames, f, lay, fq, nu, s_dot, velocity, row):
             row[lay[9] + 6 * f + e] = acc
 
 
-KERNELS = (tick, whole_body, frame_query, frame_poses)
+# ----------------------------------------------------------------------- output words
+
+@_jit
+def _quaternion(r, out):
+    """Unit quaternion (x, y, z, w), w >= 0, of the rotation ``r[:3, :3]`` into ``out``
+    (4,): Shepperd's method with the operations of quaternions.rotation_to_quaternion in
+    the same order (the same bits)."""
+    r00, r01, r02 = r[0, 0], r[0, 1], r[0, 2]
+    r10, r11, r12 = r[1, 0], r[1, 1], r[1, 2]
+    r20, r21, r22 = r[2, 0], r[2, 1], r[2, 2]
+    diag = (r00 - r11 - r22, r11 - r00 - r22, r22 - r00 - r11, r00 + r11 + r22)
+    k = 0
+    for i in range(1, 4):          # the first largest, as Python's max
+        if diag[i] > diag[k]:
+            k = i
+    c = 1.0 + diag[k]
+    if k == 0:
+        q = (c, r01 + r10, r02 + r20, r21 - r12)
+    elif k == 1:
+        q = (r01 + r10, c, r12 + r21, r02 - r20)
+    elif k == 2:
+        q = (r02 + r20, r12 + r21, c, r10 - r01)
+    else:
+        q = (r21 - r12, r02 - r20, r10 - r01, c)
+    norm = np.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    f = (-1.0 if q[3] < 0.0 else 1.0) / norm
+    for i in range(4):
+        out[i] = q[i] * f
+
+
+@_jit
+def scatter_words(values, extra, w_H_b, base, sources, targets, words, pairs, halves, sec,
+                  nanosec):
+    """Numbers written into a buffer of serialised messages (the node's per-tick outputs):
+    ``words[targets[i]]`` (float64 words of the buffer) = element ``sources[i]`` of the
+    vector ``values`` (m,), then the translation and the unit quaternion (x, y, z, w),
+    w >= 0, of ``w_H_b`` (4, 4) (7: computed only when ``base``), then ``extra``; each row
+    (2,) of ``pairs`` (32-bit words of the same buffer, ``halves``) gets ``sec`` and
+    ``nanosec`` (a stamp). Returns OK."""
+    m = values.shape[0]
+    pose = np.zeros(7)
+    if base:
+        for i in range(3):
+            pose[i] = w_H_b[i, 3]
+        _quaternion(w_H_b, pose[3:])
+    for i in range(sources.shape[0]):
+        j = sources[i]
+        if j < m:
+            words[targets[i]] = values[j]
+        elif j < m + 7:
+            words[targets[i]] = pose[j - m]
+        else:
+            words[targets[i]] = extra[j - m - 7]
+    for i in range(pairs.shape[0]):
+        halves[pairs[i, 0]] = sec
+        halves[pairs[i, 1]] = nanosec
+    return OK
+
+
+# ------------------------------------------------------------------ joint state bytes
+
+UNREAD = 3        # merge_joint_state: not the layout given (the caller reads it otherwise)
+
+
+@_jit
+def _u32(data, p):
+    """The little-endian uint32 at byte ``p`` of ``data`` (uint8)."""
+    return (np.int64(data[p]) | (np.int64(data[p + 1]) << 8) | (np.int64(data[p + 2]) << 16)
+            | (np.int64(data[p + 3]) << 24))
+
+
+@_jit
+def merge_joint_state(data, count, size, keep, expected, columns, joints, mimic_columns,
+                      mimic_joints, values, received, effort_received, stamp):
+    """Merge a sensor_msgs/JointState from its plain little-endian CDR bytes ``data``
+    (uint8) whose name list is a known one: ``count`` names taking ``size`` bytes, whose
+    bytes at ``keep`` (offsets from the list's first name) are ``expected`` (the padding
+    between them is not compared), with ``count`` positions, velocities and efforts.
+
+    Columns ``columns`` (message index + 1) of position, velocity and effort go to the
+    model joints ``joints`` of ``values`` (3, n) (rows position, velocity, effort), which
+    are marked ``received`` and ``effort_received``; the efforts of ``mimic_columns`` go to
+    ``mimic_joints``. ``stamp`` (2,) gets the header's sec (int32) and nanosec. Returns OK;
+    NOT_FINITE (a value is NaN or inf) or UNREAD (other bytes) change nothing."""
+    nbytes = data.shape[0]
+    if nbytes < 16 or data[0] != 0 or data[1] != 1 or data[2] != 0 or data[3] != 0:
+        return UNREAD
+    p = 16 + _u32(data, 12)                      # after frame_id
+    p += -(p - 4) % 4
+    if p + 4 > nbytes or _u32(data, p) != count:
+        return UNREAD
+    start = p + 4
+    if start + size > nbytes:
+        return UNREAD
+    for i in range(keep.shape[0]):
+        if data[start + keep[i]] != expected[i]:
+            return UNREAD
+    p = start + size
+    p += -(p - 4) % 4                            # the positions' count
+    first = p + 4
+    first += -(first - 4) % 8                    # the first position
+    stride = 8 * (count + 1)
+    if first + 3 * stride - 8 > nbytes:
+        return UNREAD
+    for q in (p, first + stride - 8, first + 2 * stride - 8):
+        if _u32(data, q) != count:
+            return UNREAD
+    raw = np.empty(3 * stride, np.uint8)         # aligned: the rows (3, count + 1)
+    raw[:] = data[first - 8:first - 8 + 3 * stride]
+    block = raw.view(np.float64).reshape(3, count + 1)
+    for r in range(3):
+        for c in range(1, count + 1):
+            if not np.isfinite(block[r, c]):
+                return NOT_FINITE
+    for i in range(columns.shape[0]):
+        for r in range(3):
+            values[r, joints[i]] = block[r, columns[i]]
+        received[joints[i]] = True
+        effort_received[joints[i]] = True
+    for i in range(mimic_columns.shape[0]):
+        values[2, mimic_joints[i]] = block[2, mimic_columns[i]]
+    sec = _u32(data, 4)
+    stamp[0] = sec - (np.int64(1) << 32) if sec >= (np.int64(1) << 31) else sec
+    stamp[1] = _u32(data, 8)
+    return OK
+
+
+KERNELS = (tick, whole_body, frame_query, frame_poses, scatter_words, merge_joint_state)

@@ -222,6 +222,12 @@ class InputReader:
         sec, nanosec = _STAMP(data, _ENCAPSULATION)
         return JointStateBlock(Time(sec=sec, nanosec=nanosec), names, values)
 
+    def name_layout(self, names):
+        """The remembered layout of the name list ``names`` (its ``size`` in bytes, and the
+        bytes ``expected`` at offsets ``keep`` from its first name: its padding left out),
+        or None."""
+        return next((layout for layout in self._layouts if layout.names == names), None)
+
     def _known_names(self, data, start, count):
         """(names, offset after them) of a remembered name list of ``count`` strings at
         ``start``, or None."""

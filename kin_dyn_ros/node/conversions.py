@@ -269,7 +269,7 @@ class JointStateMerger:
         False (nothing changed): :meth:`update` then takes the message (and raises for a bad
         one). Returns the number of model joints updated, or False."""
         names = block.name
-        columns = self._blocks.get(names) or self._block_columns(names)
+        columns = self.block_columns(names)
         if columns is None or not math.isfinite(block.values[:, 1:].sum()):
             return False
         src, dst, mimic_src, mimic_dst = columns
@@ -280,10 +280,19 @@ class JointStateMerger:
             self.efforts[mimic_dst] = block.values[2, mimic_src]
         return len(dst)
 
-    def _block_columns(self, names):
+    def merged_arrays(self):
+        """(values (3, n): rows position, velocity, effort; received (n,); effort_received
+        (n,)): the merged state itself, for a compiled merge
+        (:class:`.compiled_inputs.CompiledJointStates`) that writes as :meth:`update_block`."""
+        return self._values, self.received, self.effort_received
+
+    def block_columns(self, names):
         """(columns, joints) of the non-mimic and of the mimic joints named, for
         :meth:`update_block` (columns of a JointStateBlock: message index + 1), kept per name
         list that :meth:`update` has merged; None for another."""
+        columns = self._blocks.get(names)
+        if columns is not None:
+            return columns
         layout = self._layouts.get(names)
         if layout is None:
             return None

@@ -17,13 +17,16 @@ consumer can reject mismatched ticks.
 from collections import deque
 from dataclasses import dataclass, field
 
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
 
+from ..dynamics.compiled import compiled_kernels
 from .cdr import InputReader
+from .compiled_inputs import CompiledJointStates
 from .conversions import finite_array, ns_to_stamp, pose_list_to_matrix, stamp_to_ns
 from .outputs import NO_SUBSCRIPTION_EVENTS
 from .sensor_thread import SensorThread
@@ -87,6 +90,7 @@ class SensorInputs:
         self._now_ns, self._reader = now_ns, InputReader()
         self._frame_of, self._world = None, ""
         self.merger = None                    # conversions.JointStateMerger of the model
+        self._compiled = None                 # its CompiledJointStates (the compiled path)
         self.joint_state_stamp = None         # builtin_interfaces/Time of the latest
         self.joint_state_stamp_ns = self.joint_state_received_ns = None
         self.ignore_timestamp = False
@@ -98,6 +102,8 @@ class SensorInputs:
         """A new model (its JointStateMerger and frame lookup), world frame or
         ``ignore_timestamp``; inputs naming frames the model lacks are dropped."""
         self.merger, self._frame_of, self._world = merger, frame_of, world_frame
+        kernels = compiled_kernels() if merger is not None else None
+        self._compiled = None if kernels is None else CompiledJointStates(kernels, merger)
         self.ignore_timestamp = ignore_timestamp
         if frame_of is None:
             return
@@ -113,18 +119,32 @@ class SensorInputs:
         """Merge a JointState (bytes or message) and keep its stamp (unstamped: arrival)."""
         if self.merger is None:
             raise ValueError("no robot_description yet")
-        block = self._reader.joint_state_block(data)     # (the common message: faster)
-        msg = block if block is not None and self.merger.update_block(block) \
-            else self._merge(data)
+        stamp = None if self._compiled is None else self._compiled.merge(data)
+        if stamp is None:
+            stamp = self._read_and_merge(data)
         self.joint_state_received_ns = now = self._now_ns()
         if self.ignore_timestamp:
             last = self.joint_state_stamp_ns
             stamp_ns = now if last is None or now > last or last - now > 1e9 else last + 1
             self.joint_state_stamp, self.joint_state_stamp_ns = ns_to_stamp(stamp_ns), stamp_ns
             return
-        stamp_ns = stamp_to_ns(msg.stamp)
-        self.joint_state_stamp = msg.stamp if stamp_ns else ns_to_stamp(now)
+        stamp_ns = stamp[0] * 1_000_000_000 + stamp[1]
+        self.joint_state_stamp = Time(sec=stamp[0], nanosec=stamp[1]) if stamp_ns \
+            else ns_to_stamp(now)
         self.joint_state_stamp_ns = stamp_ns or now
+
+    def _read_and_merge(self, data):
+        """Read and merge a JointState the plain way ((sec, nanosec) of its stamp); the
+        common one (:meth:`.cdr.InputReader.joint_state_block`) is then learnt by the
+        compiled merge."""
+        block = self._reader.joint_state_block(data)     # (the common message: faster)
+        if block is not None and self.merger.update_block(block):
+            if self._compiled is not None:
+                self._compiled.learn(block.name, self._reader.name_layout(block.name))
+            msg = block
+        else:
+            msg = self._merge(data)
+        return msg.stamp.sec, msg.stamp.nanosec
 
     def _merge(self, data):
         """Read and merge a JointState (bytes or message); the message read."""

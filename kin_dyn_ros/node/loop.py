@@ -55,6 +55,9 @@ class TickLoop:
         self.sensors = self.mechanics = self.planners = None
         self.timer = None            # the node's timer that ticks (``rate`` > 0), else None
         self.publishers, self.inputs = publishers, inputs
+        self._by_name = {"tf": publishers.tf, "com": publishers.com,
+                         "momentum": publishers.momentum, "gravity": publishers.gravity,
+                         "forward_dynamics": publishers.forward_dynamics}
         self._log, self._now_ns = log, now_ns
         self._settings = self._model = None
         self._last_stamp_ns = None
@@ -186,22 +189,17 @@ class TickLoop:
 
     def render(self, tick):
         """[(publisher, message)] of the tick's per-tick outputs that are read."""
-        settings, msgs, pub = self._settings, self._model.messages, self.publishers
-        result, stamp, read = tick.result, tick.stamp, pub.is_read
-        out = []
+        settings, pub = self._settings, self.publishers
+        result, read = tick.result, pub.is_read
+        wanted = [name for name, publisher in (("com", pub.com), ("momentum", pub.momentum),
+                                               ("gravity", pub.gravity)) if read(publisher)]
         if settings.publish_tf and read(pub.tf) and self._tf_turn(tick):
-            out.append((pub.tf, msgs.tf(result, stamp,
-                                        settings.publish_base_tf and tick.have_base)))
-        if read(pub.com):
-            out.append((pub.com, msgs.com_point(result, stamp)))
-        if read(pub.momentum):
-            out.append((pub.momentum, msgs.centroidal_momentum(result, stamp)))
-        if read(pub.gravity):
-            out.append((pub.gravity, msgs.gravity_torques(result, stamp)))
-        if result.base_acceleration is not None:     # (computed only while subscribed)
-            out.append((pub.forward_dynamics,
-                        msgs.forward_dynamics_msg(result, stamp, tick.inputs)))
-        return out + self.balance_messages(result, stamp)
+            wanted.append("tf")
+        # (forward dynamics: computed only while subscribed, rendered whenever computed)
+        rendered = self._model.messages.per_tick(
+            result, tick.stamp, tick.inputs, wanted, settings.publish_base_tf and tick.have_base)
+        return [(self._by_name[name], msg) for name, msg in rendered.items()] \
+            + self.balance_messages(result, tick.stamp)
 
     def balance_messages(self, result, stamp):
         """[(publisher, message)] of ~/zmp, ~/capture_point and ~/cop of a tick, while a

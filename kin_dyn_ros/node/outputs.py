@@ -33,10 +33,12 @@ from diagnostic_msgs.msg import DiagnosticArray
 
 from kin_dyn_ros_interfaces.msg import CentresOfPressure, ForwardDynamics
 
+from ..dynamics.compiled import compiled_kernels
 from ..dynamics.quaternions import rotation_to_quaternion
 from .conversions import (assign_fields, make_transform_stamped, stamp_fields, stamp_words,
                           xyz_fields)
 from .markers import MarkerSet
+from .template_pack import TemplatePack
 
 __all__ = ["TF_QOS", "LATCHED_QOS", "NO_SUBSCRIPTION_EVENTS", "READERS_PERIOD_NS",
            "Publishers", "ReadCounts", "TickMessages",
@@ -60,6 +62,9 @@ NO_SUBSCRIPTION_EVENTS = SubscriptionEventCallbacks(use_default_callbacks=False)
 # ~1-3 us per publisher, a tick asks for nine, and a subscriber that comes (or goes) is
 # served (or dropped) this much later at most.
 READERS_PERIOD_NS = 20_000_000
+
+
+_NO_AGES = np.empty(0)
 
 
 class Publishers:
@@ -182,6 +187,28 @@ class SerializedTemplate:
         self._i_idx = i_idx.reshape(-1, integer_width) if integer_width \
             else _run_or_indices(i_idx)
 
+    @property
+    def size(self):
+        """Bytes of the serialised message."""
+        return self._size
+
+    @property
+    def nbytes(self):
+        """Bytes of :meth:`layout`'s buffer: 4 + a whole number of float64 words."""
+        return len(self._buf)
+
+    def layout(self):
+        """(buffer (uint8, :attr:`nbytes`: the message's bytes then padding), payload
+        float64 word (d,) of each double field, payload 32-bit words (m, 2) of each pair of
+        integer fields) of a usable template (``ok``) without float32 fields, whose integer
+        fields are pairs (a stamp's sec and nanosec), for :class:`.template_pack.TemplatePack`
+        (the payload: the bytes after the 4-byte encapsulation header)."""
+        if not self.ok or len(self._fields[2]):
+            raise ValueError("not a usable template of doubles and stamps")
+        words = np.arange(len(self._f64))[self._d_idx]
+        pairs = np.arange(len(self._u32))[self._i_idx].reshape(-1, 2)
+        return self._buf.copy(), words, pairs
+
     @staticmethod
     def _locate(msg, doubles, integers, floats, rng):
         """(sentinel bytes, (double, integer, float offsets), ok) with random sentinels."""
@@ -265,13 +292,13 @@ class EffortMessage:
     def __init__(self, names):
         n = len(names)
         self.msg = JointState(name=list(names), effort=[0.0] * n)
-        self._template = SerializedTemplate(self.msg, [(self.msg, "effort", n)],
-                                            stamp_fields(self.msg))
+        self.template = SerializedTemplate(self.msg, [(self.msg, "effort", n)],
+                                           stamp_fields(self.msg))
 
     def render(self, effort, stamp):
         """The message with ``effort`` (n,) stamped ``stamp`` (builtin_interfaces/Time):
         serialised bytes, or the message object when the template is unusable."""
-        return self._template.render(effort, stamp_words(stamp))
+        return self.template.render(effort, stamp_words(stamp))
 
 
 class _SerializedTF:
@@ -333,6 +360,64 @@ class TickMessages:
                                            self.markers.integer_fields)
         self._marker_templates = TemplateCache()   # the array with a MarkerGroup, per layout
         self._contacts, self._frame_index = settings.contacts, kd.model.frame_index
+        self._packs = TemplateCache()     # per forward dynamics layout (None: without)
+        kernels = compiled_kernels() if kd.compiled else None
+        self._scatter = None if kernels is None else kernels.scatter_words
+
+    def per_tick(self, result, stamp, inputs, wanted, with_base):
+        """{name: message} of the tick's outputs named in ``wanted`` (of "tf", "com",
+        "momentum", "gravity"; "tf" with world -> root link when ``with_base``, as
+        :meth:`tf`), and "forward_dynamics" whenever ``result`` has it (``inputs`` as
+        :meth:`forward_dynamics_msg`'s). The same messages as :meth:`tf`, :meth:`com_point`,
+        ... give; all rendered at once (:class:`.template_pack.TemplatePack`) when every
+        template is usable, else one by one."""
+        fd = result.base_acceleration is not None
+        key = (tuple(inputs.wrenches), inputs.odometry_age is not None) if fd else None
+        pack = self._packs.get(key, lambda: self._pack(key))
+        if not pack:
+            return self._one_by_one(result, stamp, inputs, wanted, with_base)
+        tf = "tf" in wanted
+        base = tf and with_base and self.world_link is None
+        ages = _NO_AGES if not fd else np.array(
+            [inputs.odometry_age or 0.0, *(inputs.wrench_ages[c] for c in inputs.wrenches)])
+        names = [*wanted, "forward_dynamics"] if fd else wanted
+        packed = [("tf_all" if base else "tf_joints") if name == "tf" else name
+                  for name in names]
+        out = pack.render(result.packed, ages, result.base_pose, base, stamp_words(stamp),
+                          packed)
+        return {name: out[p] for name, p in zip(names, packed)}
+
+    def _one_by_one(self, result, stamp, inputs, wanted, with_base):
+        """:meth:`per_tick` from each output's own template (or message object)."""
+        render = {"tf": lambda: self.tf(result, stamp, with_base),
+                  "com": lambda: self.com_point(result, stamp),
+                  "momentum": lambda: self.centroidal_momentum(result, stamp),
+                  "gravity": lambda: self.gravity_torques(result, stamp)}
+        out = {name: render[name]() for name in wanted}
+        if result.base_acceleration is not None:
+            out["forward_dynamics"] = self.forward_dynamics_msg(result, stamp, inputs)
+        return out
+
+    def _pack(self, key):
+        """The :class:`.template_pack.TemplatePack` of the per-tick templates with the
+        forward dynamics layout ``key`` (None: without), or False when one is unusable."""
+        n = len(self._joints)
+        templates = [self._tf_joints.template, self._tf_all.template, self._com,
+                     self._momentum, self._gravity.template]
+        if key is not None:
+            templates.append(self._fd_templates.get(key, lambda: self._fd_template(*key)))
+        if not all(t.ok for t in templates):
+            return False
+        # sources: TickResult.packed (22 n + 19), the base pose (7), the ages (1 + k)
+        edges, o, end = np.arange(n)[:, None], 20 * n, 22 * n + 19
+        tf = np.hstack([16 * edges + [3, 7, 11], 16 * n + 4 * edges + np.arange(4)]).ravel()
+        sources = [tf, np.concatenate([tf, np.arange(end, end + 7)]), np.arange(o, o + 3),
+                   np.arange(o + 6, o + 12), np.arange(o + 12, o + 12 + n)]
+        if key is not None:
+            sources.append(np.concatenate([np.arange(o + 12 + n, o + 18 + 2 * n),
+                                           np.arange(end + 7, end + 8 + len(key[0]))]))
+        names = ("tf_joints", "tf_all", "com", "momentum", "gravity", "forward_dynamics")
+        return TemplatePack(list(zip(names, templates, sources)), self._scatter)
 
     def tf(self, result, stamp, with_base):
         """/tf of the tick (serialised TFMessage bytes): parent link -> child link of every

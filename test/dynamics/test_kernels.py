@@ -118,6 +118,7 @@ def test_compute_tick_matches_the_numpy_core(pairs, name, rep):
                          "world_H_frame", RTOL)
             assert a.massless_joints == b.massless_joints
             assert a.forward_dynamics_error == b.forward_dynamics_error
+            _close(a.packed, b.packed, f"packed on {name}")        # NaN: no forward dynamics
             if tau is None:
                 assert a.base_acceleration is None and a.joint_accelerations is None
                 continue
@@ -180,3 +181,34 @@ def _dispatchers():
     kernels = jit_path()
     return {name: getattr(kernels, name)
             for name in ("tick", "whole_body", "frame_query", "frame_poses")}
+
+
+def test_scatter_words_writes_the_numpy_quaternion_bit_for_bit():
+    """:func:`.kernels.scatter_words` (the node's outputs' numbers into their bytes): the
+    base pose's quaternion has the bits of quaternions.rotation_to_quaternion (/tf from
+    either path is the same bytes), on random rotations and on each branch of Shepperd's
+    method (rotations by pi about x, y, z and the identity); values and extra by index; the
+    stamp into every pair of 32-bit words."""
+    from scipy.spatial.transform import Rotation
+
+    from kin_dyn_ros.dynamics.quaternions import rotation_to_quaternion
+    kernels = jit_path()
+    rng = np.random.default_rng(3)
+    rotations = [*Rotation.random(200, random_state=4).as_matrix(), np.eye(3),
+                 *(Rotation.from_rotvec(np.pi * axis).as_matrix() for axis in np.eye(3))]
+    values, extra = rng.normal(size=5), rng.normal(size=2)
+    sources = np.array([9, 3, 0, 5, 6, 7, 8, 10, 11, 12, 13], np.intp)
+    targets = np.arange(1, 12, dtype=np.intp)
+    for r in rotations:
+        pose = np.eye(4)
+        pose[:3, :3], pose[:3, 3] = r, rng.normal(size=3)
+        words = np.zeros(14)
+        halves = words.view(np.uint32)
+        pairs = np.array([[24, 25], [26, 27]], np.intp)
+        assert kernels.scatter_words(values, extra, pose, True, sources, targets, words,
+                                     pairs, halves, 2 ** 32 - 5, 999_999_999) == kernels.OK
+        base = np.concatenate([pose[:3, 3], rotation_to_quaternion(r)])
+        want = np.concatenate([values, base, extra])[sources]
+        np.testing.assert_array_equal(words[1:12].view(np.uint64), want.view(np.uint64))
+        assert words[0] == 0.0
+        assert halves[24:28].tolist() == [2 ** 32 - 5, 999_999_999] * 2

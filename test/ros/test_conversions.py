@@ -423,6 +423,47 @@ def test_small_outputs_match_the_core(icub, monkeypatch, fast):
         np.testing.assert_array_equal(fd.joint_accelerations, r.joint_accelerations)
 
 
+@pytest.mark.parametrize('compiled', [True, False], ids=['compiled', 'numpy'])
+def test_per_tick_messages_rendered_at_once_are_the_ones_rendered_one_by_one(icub_urdf,
+                                                                          compiled):
+    """TickMessages.per_tick (every per-tick message from one buffer,
+    :class:`.template_pack.TemplatePack`, its numbers written by the compiled kernel or by
+    NumPy) gives the bytes that each output's own template gives: /tf with and without the
+    base (and without it when the world frame is a model frame), with and without forward
+    dynamics, per set of active contacts and base source, NaN of a massless joint kept."""
+    from random_tree import random_tree_urdf    # test/support
+    from kin_dyn_ros.node.template_pack import TemplatePack
+    if compiled and jit_status().compiled is False:
+        pytest.skip(f'the NumPy core runs here: {jit_status().describe()}')
+    rng = np.random.default_rng(11)
+    cases = [(icub_urdf, dict(world_frame='map', frame_prefix='r1/')),
+             (icub_urdf, dict(world_frame='root_link')),      # a model frame: no base edge
+             (random_tree_urdf(8, seed=4, massless_leaf=True), dict(world_frame='w'))]
+    for urdf, kwargs in cases:
+        kd = KinDynComputations(urdf, compiled=compiled)
+        n = kd.NDoF
+        msgs = TickMessages(kd, make_settings(contacts=('l_sole', 'r_sole'), **kwargs))
+        kernel = msgs._scatter
+        assert (kernel is not None) == compiled
+        for k in range(6):
+            tau = rng.normal(size=n) if k % 3 else None
+            r = kd.compute_tick(random_pose(rng), rng.normal(size=n), rng.normal(size=6),
+                                rng.normal(size=n), tau)
+            active = [{}, {'l_sole': None}, {'r_sole': None, 'l_sole': None}][k % 3]
+            inputs = TickInputs(0, wrenches=active, odometry_age=[None, 0.003][k % 2],
+                                wrench_ages={c: 0.001 * (j + 1) for j, c in enumerate(active)})
+            stamp = Time(sec=-3 + k, nanosec=10 ** 9 - 1 - k)
+            for wanted, with_base in ((['com', 'momentum', 'gravity', 'tf'], True),
+                                      (['tf', 'gravity'], False), ([], True)):
+                at_once = msgs.per_tick(r, stamp, inputs, wanted, with_base)
+                one_by_one = msgs._one_by_one(r, stamp, inputs, wanted, with_base)
+                assert list(at_once) == list(one_by_one) == wanted + (
+                    ['forward_dynamics'] if tau is not None else [])
+                for name, data in at_once.items():
+                    assert isinstance(data, bytes) and data == one_by_one[name], (name, k)
+    assert isinstance(msgs._packs.get(None, None), TemplatePack)
+
+
 @pytest.mark.parametrize('fast', [True, False], ids=['bytes', 'message'])
 def test_forward_dynamics_of_massless_joints_is_nan(monkeypatch, fast):
     """A joint with no inertia moving with it has no forward dynamics: its acceleration goes

@@ -1,5 +1,6 @@
 """kin_dyn_ros.node.inputs: a JointState taken as bytes (the node's path: the common message
-read and merged straight from its bytes, :meth:`.cdr.InputReader.joint_state_block` and
+merged straight from its bytes by one compiled call, :mod:`.compiled_inputs`, or read by
+:meth:`.cdr.InputReader.joint_state_block` and merged by
 :meth:`.conversions.JointStateMerger.update_block`) leaves the same state, stamps and
 errors as the same message taken as an object (the plain read and merge). Exact equality:
 values are copied, never computed."""
@@ -15,6 +16,9 @@ from sensor_msgs.msg import JointState
 
 from kin_dyn_ros.dynamics import KinDynComputations
 from kin_dyn_ros.node.conversions import JointStateMerger
+from kin_dyn_ros.dynamics.compiled import compiled_kernels, jit_status
+from kin_dyn_ros.node import inputs as inputs_module
+from kin_dyn_ros.node.compiled_inputs import CompiledJointStates
 from kin_dyn_ros.node.inputs import SensorInputs
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -41,7 +45,8 @@ def random_joint_states(rng, joints, count):
         n, roll = len(names), rng.random()
         msg = JointState(name=names, position=rng.normal(size=n).tolist(),
                          velocity=rng.normal(size=n).tolist(), effort=rng.normal(size=n).tolist())
-        msg.header.stamp.sec, msg.header.stamp.nanosec = (0, 0) if roll < 0.05 else (k, 7)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = (0, 0) if roll < 0.05 else (
+            -k if k % 7 == 3 else k, 7)      # (sec is an int32)
         msg.header.frame_id = 'x' * int(rng.integers(0, 9))      # shifts the alignment
         if roll > 0.92:
             setattr(msg, ['velocity', 'effort'][k % 2], [])
@@ -73,18 +78,31 @@ def taken(inputs, data):
                    inputs.joint_state_stamp_ns)
 
 
+@pytest.mark.parametrize('path', ['compiled', 'block'])
 @pytest.mark.parametrize('urdf', ['icub', 'mimic'])
-def test_joint_states_taken_as_bytes_leave_what_the_plain_path_leaves(urdf, icub_urdf):
+def test_joint_states_taken_as_bytes_leave_what_the_plain_path_leaves(urdf, path, icub_urdf,
+                                                                      monkeypatch):
+    """Bytes merged by the compiled kernel (:class:`.compiled_inputs.CompiledJointStates`),
+    or with it off by the block read, leave what the message object leaves."""
     kd = KinDynComputations(icub_urdf if urdf == 'icub' else MIMIC_URDF)
+    if path == 'compiled' and compiled_kernels() is None:
+        pytest.skip(f'no compiled kernels in this process: {jit_status().describe()}')
+    if path == 'block':
+        monkeypatch.setattr(inputs_module, 'compiled_kernels', lambda: None)
     rng = np.random.default_rng(5)
     plain, fast = inputs_of(kd), inputs_of(kd)
-    merged_from_bytes = []
-    update_block = fast.merger.update_block
-    fast.merger.update_block = lambda block: merged_from_bytes.append(
-        update_block(block)) or merged_from_bytes[-1]
+    short = []
+    if path == 'compiled':
+        merge = CompiledJointStates.merge
+        monkeypatch.setattr(CompiledJointStates, 'merge', lambda self, data: short.append(
+            merge(self, data)) or short[-1])
+    else:
+        update_block = fast.merger.update_block
+        fast.merger.update_block = lambda block: short.append(
+            update_block(block)) or short[-1]
     messages = list(random_joint_states(rng, kd.joints_name_list, 300))
     for msg in messages:
         want = taken(plain, msg)                     # an object: the plain path
         assert taken(fast, serialize_message(msg)) == want, msg
-    assert sum(map(bool, merged_from_bytes)) > 150      # most went the short way
+    assert sum(x is not None and x is not False for x in short) > 150   # most: the short way
     assert sum(taken(plain, m)[0] is not None for m in messages) > 20   # errors compared
