@@ -33,8 +33,8 @@ from .algorithms import SINGULAR_BASE
 from .checks import checked_arrays
 
 __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMassMatrix",
-           "warm_up", "ensure_compiled", "prepare", "inputs", "compiled_kernels", "EMPTY", "NO_TARGETS",
-           "NO_FRAMES", "NO_WRENCHES"]
+           "warm_up", "ensure_compiled", "prepare", "inputs", "compiled_kernels", "EMPTY",
+           "NO_TARGETS", "NO_FRAMES", "NO_WRENCHES"]
 
 _FALSE = ("0", "false", "no", "off")
 COMPILE_BESIDE_S = 300.0    # at most this long for the other process's compilation

@@ -26,9 +26,9 @@ import os
 import numpy as np
 from numba import njit
 
-__all__ = ["OK", "NOT_FINITE", "SINGULAR", "float_layout", "int_layout", "tick",
-           "whole_body", "frame_query", "frame_poses", "scatter_words",
-           "merge_joint_state", "UNREAD", "horizon", "horizon_layout", "KERNELS",
+__all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout", "tick",
+           "whole_body", "frame_query", "frame_poses", "scatter_words", "merge_joint_state",
+           "horizon", "horizon_layout", "KERNELS",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE"]
 
