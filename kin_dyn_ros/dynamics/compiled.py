@@ -296,10 +296,10 @@ def _warm(compiled, names):
     if "merge_joint_state" in names:
         none, values = np.zeros(0, np.intp), np.zeros((3, 1))
         flags = np.zeros(1, np.bool_)
+        raw = np.zeros(8, np.uint8)
         compiled.k.merge_joint_state(np.frombuffer(b"", np.uint8), 0, 0, none,   # read-only
-                                     np.zeros(0, np.uint8),
-                                     none, none, none, none, values, flags, flags,
-                                     np.zeros(2, np.int64))
+                                     raw, none, none, none, none, raw, raw.view(np.float64),
+                                     values, flags, flags, np.zeros(2, np.int64))
     if "whole_body" in names:
         compiled.whole(2, "mass", h, z)
     if "frame_query" in names:

@@ -1171,24 +1171,26 @@ UNREAD = 3        # merge_joint_state: not the layout given (the caller reads it
 
 @_jit
 def _u32(data, p):
-    """The little-endian uint32 at byte ``p`` of ``data`` (uint8)."""
-    return (np.int64(data[p]) | (np.int64(data[p + 1]) << 8) | (np.int64(data[p + 2]) << 16)
-            | (np.int64(data[p + 3]) << 24))
+    """The little-endian uint32 at byte ``p`` of ``data`` (uint8), as an int."""
+    return ((data[p] + 0) | ((data[p + 1] + 0) << 8) | ((data[p + 2] + 0) << 16)
+            | ((data[p + 3] + 0) << 24))
 
 
 @_jit
 def merge_joint_state(data, count, size, keep, expected, columns, joints, mimic_columns,
-                      mimic_joints, values, received, effort_received, stamp):
+                      mimic_joints, raw, block, values, received, effort_received, stamp):
     """Merge a sensor_msgs/JointState from its plain little-endian CDR bytes ``data``
     (uint8) whose name list is a known one: ``count`` names taking ``size`` bytes, whose
     bytes at ``keep`` (offsets from the list's first name) are ``expected`` (the padding
     between them is not compared), with ``count`` positions, velocities and efforts.
 
-    Columns ``columns`` (message index + 1) of position, velocity and effort go to the
-    model joints ``joints`` of ``values`` (3, n) (rows position, velocity, effort), which
-    are marked ``received`` and ``effort_received``; the efforts of ``mimic_columns`` go to
-    ``mimic_joints``. ``stamp`` (2,) gets the header's sec (int32) and nanosec. Returns OK;
-    NOT_FINITE (a value is NaN or inf) or UNREAD (other bytes) change nothing."""
+    ``raw`` (uint8, 24 (count + 1)) and ``block`` (float64, 3 (count + 1)) are one scratch
+    buffer seen both ways (aligned: the bytes' doubles are not). Columns ``columns``
+    (message index + 1) of position, velocity and effort go to the model joints ``joints``
+    of ``values`` (3, n) (rows position, velocity, effort), which are marked ``received``
+    and ``effort_received``; the efforts of ``mimic_columns`` go to ``mimic_joints``.
+    ``stamp`` (2,) gets the header's sec (int32) and nanosec. Returns OK; NOT_FINITE (a
+    value is NaN or inf) or UNREAD (other bytes) change nothing."""
     nbytes = data.shape[0]
     if nbytes < 16 or data[0] != 0 or data[1] != 1 or data[2] != 0 or data[3] != 0:
         return UNREAD
@@ -1207,27 +1209,27 @@ def merge_joint_state(data, count, size, keep, expected, columns, joints, mimic_
     first = p + 4
     first += -(first - 4) % 8                    # the first position
     stride = 8 * (count + 1)
-    if first + 3 * stride - 8 > nbytes:
+    if first + 3 * stride - 8 > nbytes or _u32(data, p) != count \
+            or _u32(data, first + stride - 8) != count \
+            or _u32(data, first + 2 * stride - 8) != count:
         return UNREAD
-    for q in (p, first + stride - 8, first + 2 * stride - 8):
-        if _u32(data, q) != count:
-            return UNREAD
-    raw = np.empty(3 * stride, np.uint8)         # aligned: the rows (3, count + 1)
-    raw[:] = data[first - 8:first - 8 + 3 * stride]
-    block = raw.view(np.float64).reshape(3, count + 1)
+    for i in range(3 * stride):                  # rows (3, count + 1): a count, the values
+        raw[i] = data[first - 8 + i]
+    width = count + 1
     for r in range(3):
-        for c in range(1, count + 1):
-            if not np.isfinite(block[r, c]):
+        for c in range(1, width):
+            v = block[r * width + c]
+            if v != v or v == np.inf or v == -np.inf:
                 return NOT_FINITE
     for i in range(columns.shape[0]):
         for r in range(3):
-            values[r, joints[i]] = block[r, columns[i]]
+            values[r, joints[i]] = block[r * width + columns[i]]
         received[joints[i]] = True
         effort_received[joints[i]] = True
     for i in range(mimic_columns.shape[0]):
-        values[2, mimic_joints[i]] = block[2, mimic_columns[i]]
+        values[2, mimic_joints[i]] = block[2 * width + mimic_columns[i]]
     sec = _u32(data, 4)
-    stamp[0] = sec - (np.int64(1) << 32) if sec >= (np.int64(1) << 31) else sec
+    stamp[0] = sec - 4294967296 if sec >= 2147483648 else sec
     stamp[1] = _u32(data, 8)
     return OK
 

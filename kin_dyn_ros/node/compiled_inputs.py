@@ -53,6 +53,8 @@ class CompiledJointStates:
         if layout is None or columns is None or any(n == names for n, _ in self._layouts):
             return
         src, dst, mimic_src, mimic_dst = (np.ascontiguousarray(c, np.intp) for c in columns)
+        raw = np.zeros(24 * (len(names) + 1), np.uint8)       # the kernel's scratch
         args = (len(names), layout.size, np.ascontiguousarray(layout.keep, np.intp),
-                np.ascontiguousarray(layout.expected, np.uint8), src, dst, mimic_src, mimic_dst)
+                np.ascontiguousarray(layout.expected, np.uint8), src, dst, mimic_src, mimic_dst,
+                raw, raw.view(np.float64))
         self._layouts = [(names, args)] + self._layouts[:LAYOUTS - 1]

@@ -106,3 +106,33 @@ def test_joint_states_taken_as_bytes_leave_what_the_plain_path_leaves(urdf, path
         assert taken(fast, serialize_message(msg)) == want, msg
     assert sum(x is not None and x is not False for x in short) > 150   # most: the short way
     assert sum(taken(plain, m)[0] is not None for m in messages) > 20   # errors compared
+
+
+def test_cut_and_corrupted_bytes_of_a_learnt_name_list_leave_what_the_block_path_leaves(
+        icub_urdf, monkeypatch):
+    """The compiled merge checks every offset it reads against the length of the bytes:
+    every prefix of a JointState whose name list it has learnt, and bytes with one byte
+    changed (counts, lengths, names, values), leave the state and the error that the block
+    path (no kernel) leaves, and never read past the end."""
+    kd = KinDynComputations(icub_urdf)
+    if compiled_kernels() is None:
+        pytest.skip(f'no compiled kernels in this process: {jit_status().describe()}')
+    names = kd.joints_name_list
+    n, rng = len(names), np.random.default_rng(9)
+    good = JointState(name=list(names), position=rng.normal(size=n).tolist(),
+                      velocity=rng.normal(size=n).tolist(), effort=rng.normal(size=n).tolist())
+    good.header.frame_id = 'abc'
+    data = serialize_message(good)
+    fast = inputs_of(kd)
+    monkeypatch.setattr(inputs_module, 'compiled_kernels', lambda: None)
+    plain = inputs_of(kd)
+    for inputs in (fast, plain):
+        taken(inputs, data)                        # learnt (fast) and remembered (both)
+    assert fast._compiled is not None and plain._compiled is None
+    variants = [data[:k] for k in range(len(data))]
+    for k in rng.choice(len(data), 300, replace=False):
+        changed = bytearray(data)
+        changed[k] = (changed[k] + int(rng.integers(1, 256))) % 256
+        variants.append(bytes(changed))
+    for variant in variants:
+        assert taken(fast, variant) == taken(plain, variant), variant
