@@ -235,6 +235,19 @@ class CompiledModel:
         return out.reshape((4, 4) if what == "pose" else (6, -1))
 
 
+    def coriolis(self, rep, w_H_b, s, nu, s_dot):
+        """C (6 + n, 6 + n) of :func:`.kernels.coriolis` (compiled at its first call, as
+        :meth:`horizon`: the arguments are always float64 C-contiguous writable copies, one
+        signature); ValueError naming a wrong or non-finite input."""
+        n = self.n
+        items = (("w_H_b", w_H_b, (4, 4)), ("s", s, (n,)), ("base_vel", nu, (6,)),
+                 ("s_dot", s_dot, (n,)))
+        state = inputs(*items)
+        out = np.empty((6 + n, 6 + n))
+        if self.k.coriolis(self.mf, self.mi, int(rep), *state, out) == self.k.NOT_FINITE:
+            checked_arrays(*items)              # raises, naming the value
+        return out
+
     def horizon(self, rep, want, frames, w_H_b, s, nu, s_dot):
         """(K, row length) of :func:`.kernels.horizon`: the quantities of the mask ``want``
         at K states (``w_H_b`` (K, 4, 4), ``s``, ``s_dot`` (K, n), ``nu`` (K, 6), float64,
@@ -419,6 +432,7 @@ def prepare():
     t0 = time.perf_counter()
     kd = KinDynComputations(_WARM_UP_URDF)
     kd.dynamics_horizon(np.eye(4)[None], np.zeros((1, 1)), frames=["b"])   # the services'
+    kd.coriolis_matrix(np.eye(4), np.zeros(1), np.zeros(6), np.zeros(1))
     return time.perf_counter() - t0
 
 

@@ -527,6 +527,8 @@ class KinDynComputations:
 
     def coriolis_matrix(self, w_H_b, s, base_vel, s_dot):
         """Christoffel-consistent C (6+n, 6+n): ``C nu = coriolis_term``, ``Mdot = C + C^T``."""
+        if self._jit is not None:
+            return self._jit.coriolis(self.rep, w_H_b, s, base_vel, s_dot)
         w_H_b, _, kin = self._kin(w_H_b, s)
         base_vel = checked_array("base_vel", base_vel, (6,))
         qd = self._internal("s_dot", s_dot)

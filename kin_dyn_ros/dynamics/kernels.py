@@ -28,7 +28,7 @@ from numba import njit
 
 __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout", "tick",
            "whole_body", "frame_query", "frame_poses", "scatter_words", "merge_joint_state",
-           "horizon", "horizon_layout", "KERNELS",
+           "coriolis", "horizon", "horizon_layout", "KERNELS",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE"]
 
@@ -1000,6 +1000,147 @@ def _jacobian_dot(rep, t, base_columns, columns, path, d, coordinate, t_h_c, nu,
         _motion_cross(w, base_columns[c], column)
         for e in range(6):
             jdot[e, c] = column[e]
+
+
+# ----------------------------------------------------------------------------- Coriolis matrix
+
+@_jit
+def _skew_block(m, o, c0, x0, x1, x2, sign):
+    """m[o:o + 3, c0:c0 + 3] = sign x^ (x^ u = x cross u)."""
+    m[o, c0 + 1], m[o, c0 + 2] = -sign * x2, sign * x1
+    m[o + 1, c0], m[o + 1, c0 + 2] = sign * x2, -sign * x0
+    m[o + 2, c0], m[o + 2, c0 + 1] = -sign * x1, sign * x0
+
+
+@_jit
+def _coriolis_b(ic, v, out, inertia, crm, fbar):
+    """Echeandia-Wensing B(I, v) = 1/2 (v x* I + (I v) xbar - I v x) (6, 6) into ``out``,
+    for the compact inertia ``ic`` (13,) and the motion vector ``v`` (6,); ``inertia``,
+    ``crm`` and ``fbar`` (6, 6) are scratch, zero off the blocks written here."""
+    unit = np.zeros(6)
+    for c in range(6):                          # I's rows (I is symmetric)
+        unit[c] = 1.0
+        _inertia_times(ic, unit, inertia[c])
+        unit[c] = 0.0
+    # v x = [[w^, l^], [0, w^]]
+    _skew_block(crm, 0, 0, v[3], v[4], v[5], 1.0)
+    _skew_block(crm, 0, 3, v[0], v[1], v[2], 1.0)
+    _skew_block(crm, 3, 3, v[3], v[4], v[5], 1.0)
+    f = unit                                    # (zero again: reused)
+    _inertia_times(ic, v, f)
+    # (f xbar) u = u x* f
+    _skew_block(fbar, 0, 3, f[0], f[1], f[2], -1.0)
+    _skew_block(fbar, 3, 0, f[0], f[1], f[2], -1.0)
+    _skew_block(fbar, 3, 3, f[3], f[4], f[5], -1.0)
+    for i in range(6):
+        for j in range(6):
+            acc = fbar[i, j]
+            for k in range(6):
+                acc -= crm[k, i] * inertia[k, j] + inertia[i, k] * crm[k, j]
+            out[i, j] = 0.5 * acc
+
+
+@_jit
+def coriolis(mf, mi, rep, w_H_b, s, nu, s_dot, out):
+    """The Christoffel-consistent Coriolis matrix C (6 + n, 6 + n) at (w_H_b, s, nu (6,) in
+    ``rep``, s_dot) into ``out``, rows and joint columns in user order, the base's in
+    ``rep``: ``C nu = h - g`` and ``Mdot = C + C^T``. In C first (Echeandia and Wensing's
+    B(I, v) of each body summed over subtrees), then C' = T^T (C T + M Tdot) on the base's
+    rows and columns (:meth:`KinDynComputations.coriolis_matrix`). Returns OK or
+    NOT_FINITE."""
+    n = mi[0]
+    size = 6 + n
+    if not (_finite(w_H_b) and _finite(s) and _finite(nu) and _finite(s_dot)):
+        return NOT_FINITE
+    q, qd = np.empty(n), np.empty(n)
+    _internal_q(mi, s, q)
+    _internal_q(mi, s_dot, qd)
+    poses = np.empty((n + 1, 4, 4))
+    local = np.empty((n, 4, 4))
+    inertia, subspace, composite, force = _forward_pass(mf, mi, w_H_b, q, poses, local)
+    t = np.empty((6, 6))
+    _base_transform(rep, w_H_b, t)
+    vel = np.empty((n + 1, 6))
+    _times6(t, nu, vel[0])
+    for k in range(n):
+        for e in range(6):
+            vel[k + 1, e] = vel[mi[2 + k + 1], e] + subspace[k, e] * qd[k]
+    bc = np.empty((n + 1, 6, 6))
+    scratch = np.zeros((3, 6, 6))
+    for i in range(n + 1):
+        _coriolis_b(inertia[i], vel[i], bc[i], scratch[0], scratch[1], scratch[2])
+    for i in range(n, 0, -1):                   # subtree sums
+        bc[mi[2 + i]] += bc[i]
+    c = np.zeros((size, size))
+    c[:6, :6] = bc[0]
+    sdot, p, qv = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
+    for j in range(n):
+        _motion_cross(vel[j + 1], subspace[j], sdot[j])
+        _inertia_times(composite[j + 1], sdot[j], p[j])
+        for e in range(6):
+            acc, acc_t = 0.0, 0.0
+            for k in range(6):
+                acc += bc[j + 1, e, k] * subspace[j, k]
+                acc_t += bc[j + 1, k, e] * subspace[j, k]
+            p[j, e] += acc
+            qv[j, e] = acc_t
+        for e in range(6):
+            c[e, 6 + j] = p[j, e]
+            c[6 + j, e] = qv[j, e]
+    for j in range(n):                          # i: j and its ancestors
+        a = j + 1
+        while a > 0:
+            i = a - 1
+            c[6 + i, 6 + j] = _dot6(subspace[i], p[j])
+            if i != j:
+                c[6 + j, 6 + i] = _dot6(force[j], sdot[i]) + _dot6(qv[j], subspace[i])
+            a = mi[2 + a]
+    mass = np.empty((size, 6))                  # M[:, :6] in C: Ic_0 (symmetric), Ic_j S_j
+    unit = np.zeros(6)
+    for e in range(6):
+        unit[e] = 1.0
+        _inertia_times(composite[0], unit, mass[e])
+        unit[e] = 0.0
+    mass[6:] = force
+    tdot = np.zeros((6, 6))                     # dT/dt (representations.base_transform_dot)
+    if rep == MIXED:                            # [[0, v^], [0, 0]]
+        _skew_block(tdot, 0, 3, nu[0], nu[1], nu[2], 1.0)
+    elif rep == BODY:                           # T (nu x)
+        cross = np.zeros((6, 6))
+        _skew_block(cross, 0, 0, nu[3], nu[4], nu[5], 1.0)
+        _skew_block(cross, 0, 3, nu[0], nu[1], nu[2], 1.0)
+        _skew_block(cross, 3, 3, nu[3], nu[4], nu[5], 1.0)
+        for i in range(6):
+            for j in range(6):
+                acc = 0.0
+                for k in range(6):
+                    acc += t[i, k] * cross[k, j]
+                tdot[i, j] = acc
+    head = np.empty((size, 6))                  # C[:, :6] T + M[:, :6] Tdot
+    for r in range(size):
+        for e in range(6):
+            acc = 0.0
+            for k in range(6):
+                acc += c[r, k] * t[k, e] + mass[r, k] * tdot[k, e]
+            head[r, e] = acc
+    c[:, :6] = head
+    top = np.empty((6, size))                   # T^T C[:6]
+    for e in range(6):
+        for col in range(size):
+            acc = 0.0
+            for k in range(6):
+                acc += t[k, e] * c[k, col]
+            top[e, col] = acc
+    c[:6] = top
+    user = np.empty(size, dtype=np.int64)
+    for k in range(6):
+        user[k] = k
+    for k in range(n):
+        user[6 + k] = 6 + mi[3 + n + k]
+    for r in range(size):
+        for col in range(size):
+            out[user[r], user[col]] = c[r, col]
+    return OK
 
 
 # ----------------------------------------------------------------------------- a batch of states

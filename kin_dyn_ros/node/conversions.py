@@ -213,6 +213,7 @@ class JointStateMerger:
         self._positions[:] = self._default
         self.received = np.zeros(n, dtype=bool)
         self.effort_received = np.zeros(n, dtype=bool)
+        self._complete = False     # efforts_complete seen (only update() can undo it)
         self._layouts = {}
         self._blocks = {}       # name list -> (message columns, model joints) of update_block
 
@@ -258,6 +259,7 @@ class JointStateMerger:
         self._velocities[dst] = 0.0 if vel is None else vel[src]
         self.received[dst] = True
         self.effort_received[dst] = eff is not None
+        self._complete = self._complete and eff is not None
         if eff is not None:
             self.efforts[dst] = eff[src]
         self._update_mimic_efforts(names, eff)
@@ -332,8 +334,12 @@ class JointStateMerger:
 
     @property
     def efforts_complete(self):
-        """True when the last message of every non-mimic joint carried its effort."""
-        return bool((self.effort_received | self._mimic_mask).all())
+        """True when the last message of every non-mimic joint carried its effort (once
+        True, only a message without efforts, :meth:`update`, can make it False: it is
+        counted again only until then)."""
+        if not self._complete:
+            self._complete = bool((self.effort_received | self._mimic_mask).all())
+        return self._complete
 
     def set_default_position(self, value):
         """Change the position of the joints never received."""
@@ -352,3 +358,4 @@ class JointStateMerger:
             self.efforts[i] = other.efforts[k]
             self.received[i] = True
             self.effort_received[i] = other.effort_received[k]
+        self._complete = False

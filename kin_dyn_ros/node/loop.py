@@ -161,55 +161,58 @@ class TickLoop:
                 or not self._new_stamp(inputs.joint_state_stamp_ns):
             return
         start, start_cpu = time.perf_counter(), time.thread_time()
+        read = self.publishers.is_read.current()
         try:
-            pub = self.publishers
-            tick = self.ticker.compute(inputs, pub.is_read(pub.forward_dynamics))
+            tick = self.ticker.compute(inputs, self.publishers.forward_dynamics in read)
         except ValueError as exc:
             self._log.warning("tick", f"tick skipped: {exc}")
             return
         self.planners.write(tick.state)     # before the outputs: who got them can ask
-        self.publish(tick)
+        self.publish(tick, read)
         self.last_tick = tick
         cpu = time.thread_time() - start_cpu      # inside the wall interval: cpu <= duration
         self.stats.add(time.monotonic(), time.perf_counter() - start, cpu)
         self._schedule_steps(tick)
 
-    def publish(self, tick):
+    def publish(self, tick, read=None):
         """The tick's outputs, each only while something subscribes (work nobody reads is
         not done; a new subscriber is served from at most READERS_PERIOD_NS later). Every
         per-tick message is rendered first, then all are published (the tick's arithmetic
         runs before the middleware's code, not between its calls); the marker array, at
         most ``markers_rate``, comes after them, so that it never delays them."""
-        for publisher, msg in self.render(tick):
-            publisher.publish(msg)
         settings, pub = self._settings, self.publishers
-        if settings.publish_markers and pub.is_read(pub.markers) and self._markers_due.due(
+        read = pub.is_read.current() if read is None else read
+        for publisher, msg in self.render(tick, read):
+            publisher.publish(msg)
+        if settings.publish_markers and pub.markers in read and self._markers_due.due(
                 self._now_ns(), round(1e9 / settings.markers_rate)):
             pub.markers.publish(self._marker_array(tick))
 
-    def render(self, tick):
-        """[(publisher, message)] of the tick's per-tick outputs that are read."""
-        settings, pub = self._settings, self.publishers
-        result, read = tick.result, pub.is_read
+    def render(self, tick, read=None):
+        """[(publisher, message)] of the tick's per-tick outputs that are read (``read``:
+        the publishers read, as :meth:`.outputs.ReadCounts.current` gives them)."""
+        settings, pub, result = self._settings, self.publishers, tick.result
+        read = pub.is_read.current() if read is None else read
         wanted = [name for name, publisher in (("com", pub.com), ("momentum", pub.momentum),
-                                               ("gravity", pub.gravity)) if read(publisher)]
-        if settings.publish_tf and read(pub.tf) and self._tf_turn(tick):
+                                               ("gravity", pub.gravity)) if publisher in read]
+        if settings.publish_tf and pub.tf in read and self._tf_turn(tick):
             wanted.append("tf")
         # (forward dynamics: computed only while subscribed, rendered whenever computed)
         rendered = self._model.messages.per_tick(
             result, tick.stamp, tick.inputs, wanted, settings.publish_base_tf and tick.have_base)
         return [(self._by_name[name], msg) for name, msg in rendered.items()] \
-            + self.balance_messages(result, tick.stamp)
+            + self.balance_messages(result, tick.stamp, read)
 
-    def balance_messages(self, result, stamp):
+    def balance_messages(self, result, stamp, read=None):
         """[(publisher, message)] of ~/zmp, ~/capture_point and ~/cop of a tick, while a
         contact is active and each while something subscribes (the balance is computed
         only then)."""
         msgs, pub = self._model.balance_messages, self.publishers
+        read = pub.is_read.current() if read is None else read
         wanted = [(p, render) for p, render in ((pub.zmp, msgs.zmp),
                                                 (pub.capture_point, msgs.capture_point),
                                                 (pub.cop, msgs.cops))
-                  if pub.is_read(p)]
+                  if p in read]
         balance = result.balance if wanted else None
         if balance is None or not balance.active:
             return []

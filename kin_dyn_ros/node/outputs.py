@@ -110,6 +110,11 @@ class ReadCounts:
     def any(self):
         return bool(self._counted())
 
+    def current(self):
+        """The set of ``publishers`` that had a subscriber when last counted (one tick asks
+        once)."""
+        return self._counted()
+
     def _counted(self):
         now = time.monotonic_ns()
         if self._counted_ns is None or now - self._counted_ns >= self._period_ns:

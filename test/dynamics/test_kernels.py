@@ -76,6 +76,7 @@ def test_whole_body_calls_match_the_numpy_core(pairs, name, rep):
                 ("CoM_position", (h, s)), ("CoM_jacobian", (h, s)), ("mass_matrix", (h, s)),
                 ("centroidal_momentum_matrix", (h, s)), ("gravity_term", (h, s)),
                 ("bias_force", (h, s, v, sd)), ("coriolis_term", (h, s, v, sd)),
+                ("coriolis_matrix", (h, s, v, sd)),
                 ("rnea", (h, s, v, sd, st.base_acc, st.s_ddot, wrenches)),
                 ("aba", (h, s, v, sd, st.tau, wrenches))):
             _close(getattr(fast, call)(*args), getattr(ref, call)(*args),

@@ -101,9 +101,12 @@ def test_joint_states_taken_as_bytes_leave_what_the_plain_path_leaves(urdf, path
         fast.merger.update_block = lambda block: short.append(
             update_block(block)) or short[-1]
     messages = list(random_joint_states(rng, kd.joints_name_list, 300))
+    mimic = np.isin(kd.joints_name_list, list(kd.mimic_joints))
     for msg in messages:
         want = taken(plain, msg)                     # an object: the plain path
         assert taken(fast, serialize_message(msg)) == want, msg
+        # (efforts_complete is kept between messages: against its definition)
+        assert want[1][5] == bool((plain.merger.effort_received | mimic).all())
     assert sum(x is not None and x is not False for x in short) > 150   # most: the short way
     assert sum(taken(plain, m)[0] is not None for m in messages) > 20   # errors compared
 
