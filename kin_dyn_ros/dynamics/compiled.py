@@ -291,7 +291,8 @@ def _packed_ints(kernels, model):
 
 # The kernels in two groups of about the same compile time (~15 s each here, cold): with an
 # empty cache the second group compiles in another process, on another core, meanwhile.
-_FIRST = ("tick", "frame_poses", "scatter_words", "merge_joint_state")
+_FIRST = ("tick", "frame_poses", "scatter_words", "merge_joint_state", "read_stamped",
+          "share_state")
 _SECOND = ("whole_body", "frame_query")
 
 
@@ -313,6 +314,15 @@ def _warm(compiled, names):
         compiled.k.merge_joint_state(np.frombuffer(b"", np.uint8), 0, 0, none,   # read-only
                                      raw, none, none, none, none, raw, raw.view(np.float64),
                                      values, flags, flags, np.zeros(2, np.int64))
+    if "read_stamped" in names:
+        ints, raw = np.zeros(1, np.intp), np.zeros(48, np.uint8)
+        for pose in (np.zeros((4, 4)), np.zeros((0, 0))):
+            compiled.k.read_stamped(np.frombuffer(b"", np.uint8), 0, ints, raw, ints, ints, 0,
+                                    raw, raw.view(np.float64), z6, np.zeros(2, np.int64),
+                                    pose, 0.01)
+    if "share_state" in names:
+        words = np.zeros(6 + 22 + 2 * compiled.n)
+        compiled.k.share_state(words, words.view(np.uint64), 6, 1.0, 0.0, h, z, z6, z)
     if "whole_body" in names:
         compiled.whole(2, "mass", h, z)
     if "frame_query" in names:
@@ -390,7 +400,8 @@ def ensure_compiled(compiled):
 def compiled_kernels():
     """The :mod:`.kernels` module once its kernels are compiled in this process (a model
     was loaded on the compiled path), else None: what the node's glue
-    (:func:`.kernels.scatter_words`, :func:`.kernels.merge_joint_state`) runs when it can."""
+    (:func:`.kernels.scatter_words`, :func:`.kernels.merge_joint_state`,
+    :func:`.kernels.read_stamped`, :func:`.kernels.share_state`) runs when it can."""
     with _LOCK:
         kernels = _STATE.get("path", (None,))[0]
         return kernels if kernels is not None and _STATE.get("warm") else None

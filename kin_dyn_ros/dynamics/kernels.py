@@ -28,7 +28,7 @@ from numba import njit
 
 __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout", "tick",
            "whole_body", "frame_query", "frame_poses", "scatter_words", "merge_joint_state",
-           "coriolis", "horizon", "horizon_layout", "KERNELS",
+           "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout", "KERNELS",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE"]
 
@@ -1375,4 +1375,94 @@ def merge_joint_state(data, count, size, keep, expected, columns, joints, mimic_
     return OK
 
 
-KERNELS = (tick, whole_body, frame_query, frame_poses, scatter_words, merge_joint_state)
+@_jit
+def read_stamped(data, size, keep, expected, starts, counts, end, raw, read, values, stamp,
+                 pose, tolerance):
+    """Read a stamped message (odometry, a wrench) from its plain little-endian CDR bytes
+    ``data`` (uint8) whose strings are known ones: the ``size`` bytes from the header's
+    frame_id on, whose bytes at ``keep`` (offsets from there) are ``expected`` (padding not
+    compared). From the first 8-aligned offset after them, ``counts[j]`` float64 at byte
+    ``starts[j]`` each go to ``values`` one block after the other; the message takes ``end``
+    bytes from there. ``raw`` (uint8) and ``read`` (float64) are one scratch buffer of
+    ``values``' size seen both ways. ``stamp`` (2,) gets sec (int32) and nanosec. When
+    ``pose`` (4, 4) is not empty, it gets the pose of translation ``values[:3]`` and unit
+    quaternion (x, y, z, w) ``values[3:7]``, normalised (as
+    quaternions.quaternion_to_matrix). Returns OK; NOT_FINITE (a value is
+    NaN or inf) or UNREAD (other bytes, or a quaternion whose squared norm is further than
+    ``tolerance`` from 1) change nothing the caller keeps."""
+    nbytes = data.shape[0]
+    if nbytes < 16 + size or data[0] != 0 or data[1] != 1 or data[2] != 0 or data[3] != 0:
+        return UNREAD
+    for i in range(keep.shape[0]):
+        if data[12 + keep[i]] != expected[i]:
+            return UNREAD
+    base = 12 + size
+    base += -(base - 4) % 8
+    if base + end > nbytes:
+        return UNREAD
+    k = 0
+    for j in range(starts.shape[0]):
+        for i in range(8 * counts[j]):
+            raw[8 * k + i] = data[base + starts[j] + i]
+        k += counts[j]
+    for i in range(values.shape[0]):
+        v = read[i]
+        if v != v or v == np.inf or v == -np.inf:
+            return NOT_FINITE
+        values[i] = v
+    if pose.shape[0] == 4:
+        x, y, z, w = values[3], values[4], values[5], values[6]
+        n2 = x * x + y * y + z * z + w * w
+        if abs(n2 - 1.0) > tolerance:
+            return UNREAD
+        norm = np.sqrt(n2)
+        x, y, z, w = x / norm, y / norm, z / norm, w / norm
+        pose[0, 0], pose[0, 1], pose[0, 2] = \
+            1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
+        pose[1, 0], pose[1, 1], pose[1, 2] = \
+            2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
+        pose[2, 0], pose[2, 1], pose[2, 2] = \
+            2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
+        for i in range(3):
+            pose[i, 3] = values[i]
+            pose[3, i] = 0.0
+        pose[3, 3] = 1.0
+    sec = _u32(data, 4)
+    stamp[0] = sec - 4294967296 if sec >= 2147483648 else sec
+    stamp[1] = _u32(data, 8)
+    return OK
+
+
+# ------------------------------------------------------------------ a state shared
+
+@_jit
+def share_state(words, bits, header, generation, code, w_H_b, s, nu, s_dot):
+    """A tick's state into shared memory (the node's state_share layout; the caller marks
+    the write with the sequence word before and after): ``words`` float64 and ``bits``
+    (uint64) one buffer; ``words[1]`` = generation, ``words[3:5]`` = (code, n), from word
+    ``header`` on w_H_b (16), s (n), nu (6), s_dot (n), and ``words[2]`` the XOR of the bits
+    of words 1, 3, 4 and the payload (a reader's check). Returns OK."""
+    n = s.shape[0]
+    words[1], words[3], words[4] = generation, code, n
+    p = header
+    for i in range(4):
+        for j in range(4):
+            words[p] = w_H_b[i, j]
+            p += 1
+    for k in range(n):
+        words[p + k] = s[k]
+    p += n
+    for k in range(6):
+        words[p + k] = nu[k]
+    p += 6
+    for k in range(n):
+        words[p + k] = s_dot[k]
+    check = bits[1] ^ bits[3] ^ bits[4]
+    for k in range(header, p + n):
+        check ^= bits[k]
+    bits[2] = check
+    return OK
+
+
+KERNELS = (tick, whole_body, frame_query, frame_poses, scatter_words, merge_joint_state,
+           read_stamped, share_state)

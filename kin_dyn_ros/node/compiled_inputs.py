@@ -1,4 +1,6 @@
-"""The common JointState merged by one compiled call, straight from its bytes.
+"""The common sensor inputs read by one compiled call each, straight from their bytes: a
+JointState merged (:class:`CompiledJointStates`), odometry and wrenches
+(:class:`CompiledStamped`).
 
 A JointState whose name list the node has merged before (one per publisher, e.g. one per
 limb) and that carries a position, a velocity and an effort per name is most of what a
@@ -16,7 +18,7 @@ learnt (:meth:`CompiledJointStates.learn`) once the plain path has merged it.
 
 import numpy as np
 
-__all__ = ["CompiledJointStates", "LAYOUTS"]
+__all__ = ["CompiledJointStates", "CompiledStamped", "LAYOUTS", "strings_layout"]
 
 LAYOUTS = 8     # name lists kept (most recently merged first)
 
@@ -58,3 +60,79 @@ class CompiledJointStates:
                 np.ascontiguousarray(layout.expected, np.uint8), src, dst, mimic_src, mimic_dst,
                 raw, raw.view(np.float64))
         self._layouts = [(names, args)] + self._layouts[:LAYOUTS - 1]
+
+
+# byte offsets of the float64 blocks after the strings, from the first 8-aligned offset
+# (cdr.py's readers): Odometry's pose (7), its covariance (36), the twist (6), its covariance;
+# WrenchStamped's wrench (6)
+_ODOMETRY = (np.array([0, 56 + 288], np.intp), np.array([7, 6], np.intp), 56 + 288 + 48 + 288)
+_WRENCH = (np.array([0], np.intp), np.array([6], np.intp), 48)
+_NO_POSE = np.zeros((0, 0))
+
+
+def strings_layout(data, count):
+    """(size, keep, expected) of the ``count`` strings from the header's frame_id on in CDR
+    bytes ``data`` (read by the plain path before): the bytes they take, and the offsets
+    (from the frame_id) and values of those that are not padding."""
+    p, keep = 12, []
+    for _ in range(count):
+        p += -(p - 4) % 4
+        n = int.from_bytes(data[p:p + 4], "little")
+        keep.extend(range(p, p + 4 + n))
+        p += 4 + n
+    keep = np.array(keep, np.intp)
+    return p - 12, keep - 12, np.frombuffer(data, np.uint8)[keep].copy()
+
+
+class CompiledStamped:
+    """Odometry and contact wrenches read by one compiled call
+    (:func:`..dynamics.kernels.read_stamped`) once their frame ids are learnt (the last
+    odometry's, each contact's last wrench's): the header, the strings compared, the
+    numbers (NaN or inf: the plain path names them), the odometry's pose as a matrix. None
+    for anything else: the plain path reads it (and learns it when it is good)."""
+
+    def __init__(self, kernels, tolerance):
+        self._read, self._ok, self._tolerance = kernels.read_stamped, kernels.OK, tolerance
+        self._odometry = None             # (child link, kernel arguments)
+        self._wrenches = {}               # contact: (frame link, kernel arguments)
+        self._stamp = np.zeros(2, np.int64)
+
+    @staticmethod
+    def _arguments(data, strings, blocks):
+        size, keep, expected = strings_layout(data, strings)
+        raw = np.zeros(8 * int(blocks[1].sum()), np.uint8)
+        return (size, keep, expected, *blocks, raw, raw.view(np.float64))
+
+    def learn_odometry(self, data, child):
+        """Odometry bytes taken by the plain path, of child link ``child``."""
+        if isinstance(data, bytes):
+            self._odometry = child, self._arguments(data, 2, _ODOMETRY)
+
+    def learn_wrench(self, contact, data, frame):
+        """Wrench bytes of ``contact`` taken by the plain path, expressed in link ``frame``."""
+        if isinstance(data, bytes):
+            self._wrenches[contact] = frame, self._arguments(data, 1, _WRENCH)
+
+    def odometry(self, data):
+        """((sec, nanosec), child link, w_H_c (4, 4), twist (6,)) of odometry bytes with
+        the learnt frame ids, else None."""
+        known = self._odometry
+        if known is None or not isinstance(data, bytes):
+            return None
+        values, pose = np.empty(13), np.empty((4, 4))
+        if self._read(np.frombuffer(data, np.uint8), *known[1], values, self._stamp, pose,
+                      self._tolerance) != self._ok:
+            return None
+        return (int(self._stamp[0]), int(self._stamp[1])), known[0], pose, values[7:]
+
+    def wrench(self, contact, data):
+        """((sec, nanosec), frame link, w (6,)) of ``contact``'s wrench bytes with its
+        learnt frame id, else None."""
+        known = self._wrenches.get(contact)
+        if known is None or not isinstance(data, bytes):
+            return None
+        values = np.empty(6)
+        if self._read(np.frombuffer(data, np.uint8), *known[1], values, self._stamp, _NO_POSE,
+                      self._tolerance) != self._ok:
+            return None
+        return (int(self._stamp[0]), int(self._stamp[1])), known[0], values

@@ -25,9 +25,10 @@ from rclpy.qos_overriding_options import QoSOverridingOptions
 from sensor_msgs.msg import JointState
 
 from ..dynamics.compiled import compiled_kernels
+from ..dynamics.quaternions import QUATERNION_TOLERANCE
 from .cdr import InputReader
-from .compiled_inputs import CompiledJointStates
-from .conversions import finite_array, ns_to_stamp, pose_list_to_matrix, stamp_to_ns
+from .compiled_inputs import CompiledJointStates, CompiledStamped
+from .conversions import finite_array, ns_to_stamp, pose_list_to_matrix
 from .outputs import NO_SUBSCRIPTION_EVENTS
 from .sensor_thread import SensorThread
 
@@ -91,6 +92,7 @@ class SensorInputs:
         self._frame_of, self._world = None, ""
         self.merger = None                    # conversions.JointStateMerger of the model
         self._compiled = None                 # its CompiledJointStates (the compiled path)
+        self._stamped = None                  # CompiledStamped (the compiled path)
         self.joint_state_stamp = None         # builtin_interfaces/Time of the latest
         self.joint_state_stamp_ns = self.joint_state_received_ns = None
         self.ignore_timestamp = False
@@ -104,6 +106,8 @@ class SensorInputs:
         self.merger, self._frame_of, self._world = merger, frame_of, world_frame
         kernels = compiled_kernels() if merger is not None else None
         self._compiled = None if kernels is None else CompiledJointStates(kernels, merger)
+        self._stamped = None if kernels is None \
+            else CompiledStamped(kernels, QUATERNION_TOLERANCE)
         self.ignore_timestamp = ignore_timestamp
         if frame_of is None:
             return
@@ -155,20 +159,36 @@ class SensorInputs:
 
     def take_odometry(self, data):
         """Keep a nav_msgs/Odometry (bytes or message) in world_frame (or no frame_id)."""
-        odom = self._reader.odometry(data)
-        if odom.frame_id not in ("", self._world):
-            raise ValueError(f"frame_id '{odom.frame_id}' is not world_frame '{self._world}'")
-        child = self._link(odom.child_frame_id, "child_frame_id")
-        value = (pose_list_to_matrix(odom.pose), finite_array("twist", odom.twist))
-        self.odometry = self._timed(child, value, odom.stamp)
+        got = None if self._stamped is None else self._stamped.odometry(data)
+        if got is not None:
+            stamp, child, pose, twist = got
+            self.odometry = self._timed(child, (pose, twist), stamp)
+        else:
+            odom = self._reader.odometry(data)
+            if odom.frame_id not in ("", self._world):
+                raise ValueError(f"frame_id '{odom.frame_id}' is not world_frame "
+                                 f"'{self._world}'")
+            child = self._link(odom.child_frame_id, "child_frame_id")
+            value = (pose_list_to_matrix(odom.pose), finite_array("twist", odom.twist))
+            self.odometry = self._timed(child, value, (odom.stamp.sec, odom.stamp.nanosec))
+            if self._stamped is not None:
+                self._stamped.learn_odometry(data, child)
         self.odometry_buffer.append(self.odometry)
 
     def take_wrench(self, contact, data):
         """Keep a WrenchStamped (bytes or message) of ``contact`` (no frame_id: the contact's
         link)."""
-        msg = self._reader.wrench(data)
-        frame = self._link(msg.frame_id or contact, "frame_id")
-        entry = self._timed(frame, finite_array("wrench", msg.wrench), msg.stamp)
+        got = None if self._stamped is None else self._stamped.wrench(contact, data)
+        if got is not None:
+            stamp, frame, wrench = got
+            entry = self._timed(frame, wrench, stamp)
+        else:
+            msg = self._reader.wrench(data)
+            frame = self._link(msg.frame_id or contact, "frame_id")
+            entry = self._timed(frame, finite_array("wrench", msg.wrench),
+                                (msg.stamp.sec, msg.stamp.nanosec))
+            if self._stamped is not None:
+                self._stamped.learn_wrench(contact, data, frame)
         self.wrenches[contact] = entry
         self.wrench_buffers.setdefault(contact, deque(maxlen=INPUT_BUFFER)).append(entry)
 
@@ -181,8 +201,10 @@ class SensorInputs:
         return link
 
     def _timed(self, frame, value, stamp):
+        """:class:`Timed` of a value stamped ``stamp`` ((sec, nanosec))."""
         now = self._now_ns()
-        return Timed(frame, value, (not self.ignore_timestamp and stamp_to_ns(stamp)) or now, now)
+        stamp_ns = not self.ignore_timestamp and stamp[0] * 1_000_000_000 + stamp[1]
+        return Timed(frame, value, stamp_ns or now, now)
 
     def for_tick(self, stamp_ns, contacts, wrench_timeout):
         """:class:`TickInputs` of a tick at JointState stamp ``stamp_ns`` [ns] for the

@@ -37,6 +37,8 @@ import tempfile
 import threading
 import time
 
+from ..dynamics.compiled import compiled_kernels
+
 __all__ = ["ServiceHost", "planner_services", "main"]
 
 # glibc's malloc, in the services' process: buffers up to 32 MB from the heap and freed
@@ -95,6 +97,7 @@ class ServiceHost:
         """The model (``kd`` built from ``urdf`` with ``settings``' base frame and gravity;
         None: no model), representation, frame prefix and ``contacts`` ({name: Contact})
         the services answer with. A new model is a new :attr:`generation`."""
+        self._writer.use(compiled_kernels() if kd is not None and kd.compiled else None)
         key = None if kd is None else (urdf, kd.model.root_link, tuple(kd.gravity))
         if key != self._model_key:
             self._model_key, self.generation = key, self.generation + 1

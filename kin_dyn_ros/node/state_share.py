@@ -78,6 +78,13 @@ class StateWriter(_Block):
     def __init__(self):
         super().__init__(_anonymous_file(_SIZE))
         self._sequence = 0
+        self._bits = self.words.view(np.uint64)
+        self._share = None
+
+    def use(self, kernels):
+        """Write with :func:`..dynamics.kernels.share_state` of ``kernels`` (the compiled
+        :mod:`..dynamics.kernels`), or in NumPy (None): the same words."""
+        self._share = None if kernels is None else kernels.share_state
 
     def announce(self, generation):
         """The node has taken model ``generation`` (one word: no sequence needed)."""
@@ -91,20 +98,31 @@ class StateWriter(_Block):
         w = self.words
         self._sequence += 1                 # odd: writing
         w[0] = self._sequence
+        code = REPRESENTATIONS.index(measured.representation)
+        if self._share is not None:
+            self._share(w, self._bits, HEADER, generation, code, measured.w_H_b, measured.s,
+                        measured.base_vel, measured.s_dot)
+        else:
+            self._write(generation, code, measured)
+        self._sequence += 1                 # even: done
+        w[0] = self._sequence
+
+    def _write(self, generation, code, measured):
+        """What :func:`..dynamics.kernels.share_state` does, in NumPy."""
+        w, n = self.words, measured.s.size
         end = HEADER + 16 + 6 + 2 * n
         payload = w[HEADER:end]
         payload[:16] = measured.w_H_b.ravel()
         payload[16:16 + n] = measured.s
         payload[16 + n:22 + n] = measured.base_vel
         payload[22 + n:] = measured.s_dot
-        w[1], w[3], w[4] = generation, REPRESENTATIONS.index(measured.representation), n
+        w[1], w[3], w[4] = generation, code, n
         w[2] = _checksum(w[1], w[3:5], w[HEADER:end])
-        self._sequence += 1                 # even: done
-        w[0] = self._sequence
 
     def close(self):
         """Unmap and close the file (idempotent)."""
         if self._map is not None:
+            self._bits = None
             super().close()
             os.close(self.fd)
 

@@ -18,7 +18,7 @@ from kin_dyn_ros.dynamics import KinDynComputations
 from kin_dyn_ros.node.conversions import JointStateMerger
 from kin_dyn_ros.dynamics.compiled import compiled_kernels, jit_status
 from kin_dyn_ros.node import inputs as inputs_module
-from kin_dyn_ros.node.compiled_inputs import CompiledJointStates
+from kin_dyn_ros.node.compiled_inputs import CompiledJointStates, CompiledStamped
 from kin_dyn_ros.node.inputs import SensorInputs
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -139,3 +139,92 @@ def test_cut_and_corrupted_bytes_of_a_learnt_name_list_leave_what_the_block_path
         variants.append(bytes(changed))
     for variant in variants:
         assert taken(fast, variant) == taken(plain, variant), variant
+
+
+def stamped_messages(rng, links, count):
+    """Odometry and WrenchStamped messages of a few frame ids (some not links, some with
+    another world frame), with good and non-unit quaternions, NaN, and some cut short."""
+    from geometry_msgs.msg import WrenchStamped
+    from nav_msgs.msg import Odometry
+    for k in range(count):
+        roll = rng.random()
+        odom = Odometry()
+        odom.header.frame_id = ['world', '', 'map'][int(rng.integers(3)) if roll < 0.1 else 0]
+        odom.child_frame_id = (links[0] if rng.random() < 0.9 else links[1]) \
+            if roll > 0.05 else 'not_a_link'     # (mostly one child: one odometry source)
+        odom.header.stamp.sec, odom.header.stamp.nanosec = -k if k % 5 == 1 else k, 11
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q) * (1.0 if roll > 0.15 else 0.97 if roll > 0.12 else 0.5)
+        p = odom.pose.pose
+        p.position.x, p.position.y, p.position.z = rng.normal(size=3).tolist()
+        p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = q.tolist()
+        t = odom.twist.twist
+        t.linear.x, t.linear.y, t.linear.z = rng.normal(size=3).tolist()
+        t.angular.x, t.angular.y, t.angular.z = rng.normal(size=3).tolist()
+        if 0.2 < roll < 0.25:
+            t.angular.y = math.nan
+        wrench = WrenchStamped()
+        wrench.header.frame_id = ['', links[0], links[1], 'nope'][int(rng.integers(4))] \
+            if roll < 0.3 else links[0]
+        wrench.header.stamp.sec = k
+        f, m = wrench.wrench.force, wrench.wrench.torque
+        f.x, f.y, f.z, m.x, m.y, m.z = rng.normal(size=6).tolist()
+        if 0.3 < roll < 0.33:
+            m.z = math.inf
+        data = [serialize_message(odom), serialize_message(wrench)]
+        if 0.4 < roll < 0.45:
+            data = [d[:int(rng.integers(len(d)))] for d in data]
+        yield data
+
+
+def stamped_taken(inputs, odometry, wrench):
+    """(odometry error, its (frame, stamp_ns, pose, twist)), the same for the wrench."""
+    out = []
+    for take, data, latest in ((inputs.take_odometry, (odometry,), lambda: inputs.odometry),
+                               (inputs.take_wrench, ('l_sole', wrench),
+                                lambda: inputs.wrenches.get('l_sole'))):
+        try:
+            take(*data)
+            error = None
+        except ValueError as exc:
+            error = str(exc)
+        entry = latest()
+        out.append((error, None if entry is None else (entry.frame, entry.stamp_ns,
+                                                       np.array(entry.value, dtype=object))))
+    return out
+
+
+def test_odometry_and_wrenches_read_compiled_leave_what_the_plain_path_leaves(
+        icub_urdf, monkeypatch):
+    """Odometry and wrench bytes read by one compiled call once their frame ids are learnt
+    (:class:`.compiled_inputs.CompiledStamped`) give the plain reader's inputs: frames,
+    stamps, twist and wrench exactly, the pose matrix to 1e-15 (the quaternion's norm is
+    summed in another order), and the same errors (bad frames, non-unit quaternions, NaN,
+    bytes cut short)."""
+    kd = KinDynComputations(icub_urdf)
+    if compiled_kernels() is None:
+        pytest.skip(f'no compiled kernels in this process: {jit_status().describe()}')
+    links = ['root_link', 'l_sole']
+    fast = inputs_of(kd)
+    monkeypatch.setattr(inputs_module, 'compiled_kernels', lambda: None)
+    plain = inputs_of(kd)
+    read_compiled = []
+    odometry = CompiledStamped.odometry
+    monkeypatch.setattr(CompiledStamped, 'odometry', lambda self, data: read_compiled.append(
+        odometry(self, data)) or read_compiled[-1])
+    rng = np.random.default_rng(12)
+    for odom, wrench in stamped_messages(rng, links, 400):
+        got, want = stamped_taken(fast, odom, wrench), stamped_taken(plain, odom, wrench)
+        for (error, entry), (want_error, want_entry) in zip(got, want):
+            assert error == want_error
+            assert (entry is None) == (want_entry is None)
+            if entry is None:
+                continue
+            assert entry[:2] == want_entry[:2]
+            value, want_value = entry[2], want_entry[2]
+            if value.shape == (2,):              # odometry: (pose, twist)
+                np.testing.assert_allclose(value[0], want_value[0], rtol=0, atol=1e-15)
+                np.testing.assert_array_equal(value[1], want_value[1])
+            else:
+                np.testing.assert_array_equal(value.astype(float), want_value.astype(float))
+    assert sum(r is not None for r in read_compiled) > 200       # most: the compiled way

@@ -8,6 +8,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 from kin_dyn_ros.dynamics import Representations
 from kin_dyn_ros.node.state_share import StateReader, StateWriter
@@ -98,3 +99,37 @@ def test_closing_twice_and_writing_after_close_do_nothing():
     writer.close()
     writer.close()
     writer.write(1, state(1))
+
+
+def test_the_compiled_writer_writes_the_numpy_writers_words():
+    """StateWriter.use(kernels): :func:`.kernels.share_state` writes the words (bits) that
+    the NumPy writer writes, checksum included, for models of 1 to 60 joints, and the reader
+    reads them."""
+    from kin_dyn_ros.dynamics.compiled import compiled_kernels, jit_status
+    from kin_dyn_ros.dynamics import KinDynComputations
+    from ros_helpers import MIMIC_URDF
+    KinDynComputations(MIMIC_URDF)            # the kernels compiled in this process
+    kernels = compiled_kernels()
+    if kernels is None:
+        pytest.skip(f'no compiled kernels in this process: {jit_status().describe()}')
+    rng = np.random.default_rng(4)
+    writers = StateWriter(), StateWriter()
+    writers[1].use(kernels)
+    reader = StateReader(writers[1].fd)
+    try:
+        for n in (1, 7, 32, 60):
+            for rep in (MIXED, BODY):
+                want = MeasuredState(rng.normal(size=(4, 4)), rng.normal(size=n),
+                                     rng.normal(size=6), rng.normal(size=n), rep)
+                for writer in writers:
+                    writer.write(n, want)
+                np.testing.assert_array_equal(writers[0].words.view(np.uint64),
+                                              writers[1].words.view(np.uint64))
+                got = reader.read(n)
+                for field in ('w_H_b', 's', 'base_vel', 's_dot'):
+                    np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
+                assert got.representation is rep
+    finally:
+        reader.close()
+        for writer in writers:
+            writer.close()
