@@ -314,6 +314,22 @@ def _forward_pass(mf, mi, w_H_b, q, poses, local):
 
 
 @_jit
+def _at_state(mf, mi, rep, w_H_b, s):
+    """The kinematics pass of a whole-body call at (w_H_b, s (n,) user order): internal q
+    (n,), C_H_body poses (N, 4, 4), :func:`_forward_pass`'s inertias, screws, composites
+    and Ic_j S_j, and T (6, 6) (nu_C = T nu_rep)."""
+    n = mi[0]
+    q = np.empty(n)
+    _internal_q(mi, s, q)
+    poses = np.empty((n + 1, 4, 4))
+    local = np.empty((n, 4, 4))
+    inertia, subspace, composite, force = _forward_pass(mf, mi, w_H_b, q, poses, local)
+    t = np.empty((6, 6))
+    _base_transform(rep, w_H_b, t)
+    return q, poses, inertia, subspace, composite, force, t
+
+
+@_jit
 def _internal_q(mi, s, q):
     n = mi[0]
     for k in range(n):
@@ -749,13 +765,7 @@ def whole_body(mf, mi, rep, want, w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau, grav
             and _finite(nu_dot) and _finite(s_ddot) and _finite(tau) and _finite(wrenches)):
         return NOT_FINITE
     lay = float_layout(n, n_frames)
-    q = np.empty(n)
-    _internal_q(mi, s, q)
-    poses = np.empty((n + 1, 4, 4))
-    local = np.empty((n, 4, 4))
-    inertia, subspace, composite, force = _forward_pass(mf, mi, w_H_b, q, poses, local)
-    t = np.empty((6, 6))
-    _base_transform(rep, w_H_b, t)
+    q, poses, inertia, subspace, composite, force, t = _at_state(mf, mi, rep, w_H_b, s)
     g = mf[lay[6]:lay[6] + 3]
     mass_total = composite[0, 0]
     com_c = np.empty(3)
@@ -1052,14 +1062,9 @@ def coriolis(mf, mi, rep, w_H_b, s, nu, s_dot, out):
     size = 6 + n
     if not (_finite(w_H_b) and _finite(s) and _finite(nu) and _finite(s_dot)):
         return NOT_FINITE
-    q, qd = np.empty(n), np.empty(n)
-    _internal_q(mi, s, q)
+    _, _, inertia, subspace, composite, force, t = _at_state(mf, mi, rep, w_H_b, s)
+    qd = np.empty(n)
     _internal_q(mi, s_dot, qd)
-    poses = np.empty((n + 1, 4, 4))
-    local = np.empty((n, 4, 4))
-    inertia, subspace, composite, force = _forward_pass(mf, mi, w_H_b, q, poses, local)
-    t = np.empty((6, 6))
-    _base_transform(rep, w_H_b, t)
     vel = np.empty((n + 1, 6))
     _times6(t, nu, vel[0])
     for k in range(n):

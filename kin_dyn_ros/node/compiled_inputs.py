@@ -71,13 +71,18 @@ _NO_POSE = np.zeros((0, 0))
 
 
 def strings_layout(data, count):
-    """(size, keep, expected) of the ``count`` strings from the header's frame_id on in CDR
-    bytes ``data`` (read by the plain path before): the bytes they take, and the offsets
-    (from the frame_id) and values of those that are not padding."""
+    """(size, keep, expected) of the ``count`` strings from the header's frame_id on in
+    plain little-endian CDR bytes ``data`` (read by the plain path before): the bytes they
+    take, and the offsets (from the frame_id) and values of those that are not padding;
+    None for other bytes."""
+    if data[:4] != b"\x00\x01\x00\x00":
+        return None
     p, keep = 12, []
     for _ in range(count):
         p += -(p - 4) % 4
         n = int.from_bytes(data[p:p + 4], "little")
+        if p + 4 + n > len(data):
+            return None
         keep.extend(range(p, p + 4 + n))
         p += 4 + n
     keep = np.array(keep, np.intp)
@@ -99,19 +104,25 @@ class CompiledStamped:
 
     @staticmethod
     def _arguments(data, strings, blocks):
-        size, keep, expected = strings_layout(data, strings)
+        """The kernel's arguments for messages laid out as ``data``, or None."""
+        layout = strings_layout(data, strings) if isinstance(data, bytes) else None
+        if layout is None:
+            return None
         raw = np.zeros(8 * int(blocks[1].sum()), np.uint8)
-        return (size, keep, expected, *blocks, raw, raw.view(np.float64))
+        return (*layout, *blocks, raw, raw.view(np.float64))
 
     def learn_odometry(self, data, child):
-        """Odometry bytes taken by the plain path, of child link ``child``."""
-        if isinstance(data, bytes):
-            self._odometry = child, self._arguments(data, 2, _ODOMETRY)
+        """Odometry ``data`` taken by the plain path, of child link ``child``."""
+        arguments = self._arguments(data, 2, _ODOMETRY)
+        if arguments is not None:
+            self._odometry = child, arguments
 
     def learn_wrench(self, contact, data, frame):
-        """Wrench bytes of ``contact`` taken by the plain path, expressed in link ``frame``."""
-        if isinstance(data, bytes):
-            self._wrenches[contact] = frame, self._arguments(data, 1, _WRENCH)
+        """Wrench ``data`` of ``contact`` taken by the plain path, expressed in link
+        ``frame``."""
+        arguments = self._arguments(data, 1, _WRENCH)
+        if arguments is not None:
+            self._wrenches[contact] = frame, arguments
 
     def odometry(self, data):
         """((sec, nanosec), child link, w_H_c (4, 4), twist (6,)) of odometry bytes with

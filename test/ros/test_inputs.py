@@ -228,3 +228,20 @@ def test_odometry_and_wrenches_read_compiled_leave_what_the_plain_path_leaves(
             else:
                 np.testing.assert_array_equal(value.astype(float), want_value.astype(float))
     assert sum(r is not None for r in read_compiled) > 200       # most: the compiled way
+
+
+def test_strings_layout_learns_only_plain_little_endian_bytes_it_can_read():
+    """A layout is learnt from plain little-endian CDR only (another encapsulation's
+    lengths would read as garbage, e.g. a 167-million-byte string), and never from a
+    string that runs past the end."""
+    from geometry_msgs.msg import WrenchStamped
+    from kin_dyn_ros.node.compiled_inputs import strings_layout
+    msg = WrenchStamped()
+    msg.header.frame_id = 'l_sole'
+    data = serialize_message(msg)
+    size, keep, expected = strings_layout(data, 1)
+    assert size == 4 + len('l_sole') + 1 and keep.tolist() == list(range(size))
+    assert bytes(expected[4:]) == b'l_sole\x00'
+    assert strings_layout(b'\x01\x00\x00\x00' + data[4:], 1) is None        # big-endian
+    assert strings_layout(b'\x00\x01\x00\x01' + data[4:], 1) is None        # options
+    assert strings_layout(data[:12] + (10 ** 8).to_bytes(4, 'little') + data[16:], 1) is None
