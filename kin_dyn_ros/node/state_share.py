@@ -99,10 +99,12 @@ class StateWriter(_Block):
         self._sequence += 1                 # odd: writing
         w[0] = self._sequence
         code = REPRESENTATIONS.index(measured.representation)
-        if self._share is not None:
+        try:
+            if self._share is None:
+                raise TypeError
             self._share(w, self._bits, HEADER, generation, code, measured.w_H_b, measured.s,
                         measured.base_vel, measured.s_dot)
-        else:
+        except TypeError:       # (arrays of other types than the compiled ones: NumPy)
             self._write(generation, code, measured)
         self._sequence += 1                 # even: done
         w[0] = self._sequence

@@ -63,10 +63,12 @@ class TemplatePack:
         w), w >= 0, of ``pose`` (4, 4) (only when ``with_pose``) and ``extra``, and the
         stamp ``stamp_words`` (sec modulo 2**32, nanosec)."""
         sec, nanosec = stamp_words
-        if self._kernel is not None:
+        try:
+            if self._kernel is None:
+                raise TypeError
             self._kernel(values, extra, pose, with_pose, self._sources, self._targets,
                          self._f64, self._stamps, self._u32, sec, nanosec)
-        else:
+        except TypeError:       # (arrays of other types than the compiled ones: NumPy)
             self._scatter(values, extra, pose, with_pose, sec, nanosec)
         buf, slices = self._buf, self._slices
         out = {}

@@ -461,6 +461,9 @@ def test_per_tick_messages_rendered_at_once_are_the_ones_rendered_one_by_one(icu
                     ['forward_dynamics'] if tau is not None else [])
                 for name, data in at_once.items():
                     assert isinstance(data, bytes) and data == one_by_one[name], (name, k)
+            r.packed.setflags(write=False)    # a type the kernel was not compiled for: NumPy
+            again = msgs.per_tick(r, stamp, inputs, ['tf', 'com'], True)
+            assert again == msgs._one_by_one(r, stamp, inputs, ['tf', 'com'], True)
     assert isinstance(msgs._packs.get(None, None), TemplatePack)
 
 

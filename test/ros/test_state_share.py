@@ -125,6 +125,13 @@ def test_the_compiled_writer_writes_the_numpy_writers_words():
                     writer.write(n, want)
                 np.testing.assert_array_equal(writers[0].words.view(np.uint64),
                                               writers[1].words.view(np.uint64))
+                frozen = want.w_H_b.copy()       # a type the kernel was not compiled for:
+                frozen.setflags(write=False)     # the NumPy write, the same words
+                odd = MeasuredState(frozen, want.s, want.base_vel, want.s_dot, rep)
+                for writer in writers:
+                    writer.write(n, odd)
+                np.testing.assert_array_equal(writers[0].words.view(np.uint64),
+                                              writers[1].words.view(np.uint64))
                 got = reader.read(n)
                 for field in ('w_H_b', 's', 'base_vel', 's_dot'):
                     np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
