@@ -1,13 +1,14 @@
-"""Several serialised message templates in one buffer, filled by one gather per tick.
+"""Several serialised message templates in one buffer, filled by one call per tick.
 
 Each per-tick output rendered from its own :class:`.outputs.SerializedTemplate` costs a few
-NumPy calls and Python method calls (~4-6 NumPy calls, 10-20 us each in the running node,
-where the caches are cold between ticks). :class:`TemplatePack` lays the templates of a
-tick's outputs (/tf with and without the base, ~/com, ~/centroidal_momentum,
-~/gravity_torques, ~/forward_dynamics) side by side in one byte buffer, each at an offset
-that keeps its payload 8-byte aligned, so that one index map writes every float64 field of
-every message from one source vector and one more writes the stamp into every stamp field;
-each message is then a slice of the buffer.
+NumPy and Python calls (~4-6, 10-20 us per output in the running node, where the caches are
+cold between ticks). :class:`TemplatePack` lays the templates of a tick's outputs (/tf with
+and without the base, ~/com, ~/centroidal_momentum, ~/gravity_torques,
+~/forward_dynamics) side by side in one byte buffer, each at an offset that keeps its
+payload 8-byte aligned, so that one call (:func:`..dynamics.kernels.scatter_words`; NumPy's
+fancy indexing without the kernels) writes every float64 field of every message from one
+source vector and the stamp into every stamp field; each message is then a slice of the
+buffer.
 
 It is the fast path of :meth:`.outputs.TickMessages.per_tick`, used only when every template
 in it is usable (``ok``); otherwise the templates render one by one (the same bytes: a test
