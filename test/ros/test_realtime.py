@@ -52,6 +52,27 @@ def test_a_refused_lock_names_the_memlock_limit():
     assert memlock_refusal(errno.EPERM, memlock_limit=0) == 'no CAP_IPC_LOCK'
 
 
+@LINUX
+def test_a_middleware_thread_that_ended_is_passed_over(monkeypatch):
+    """A thread listed, then ended before its priority is set (ESRCH), is neither a refusal
+    nor the end of the list: the threads after it are still configured (it once left every
+    middleware thread of a node at normal scheduling)."""
+    import threading
+    from kin_dyn_ros.node import realtime
+    ended = threading.Thread(target=lambda: None)
+    ended.start()
+    ended.join()                          # its id no longer names a thread of this process
+    configured = []
+    monkeypatch.setattr(realtime, 'native_threads', lambda: [ended.native_id, 4242])
+
+    def configure(priority, cpus, tid):
+        configured.append(tid)
+        return ['refused'] if tid == ended.native_id else []
+    monkeypatch.setattr(realtime, 'configure_thread', configure)
+    assert realtime.configure_native_threads(20) == []
+    assert configured == [ended.native_id, 4242]
+
+
 # -- the node process -------------------------------------------------------------------------
 def threads(pid):
     """[(policy, rt_priority, CPUs allowed, tid)] of every thread of process ``pid``."""
