@@ -77,6 +77,7 @@ class ServiceHost:
         self._process, self._config, self._died = None, {"generation": 0, "urdf": None}, None
         self._sent = None           # the generation whose description the process has
         self._model_key, self.generation = None, 0
+        self._configurations = 0    # every configure (StateWriter.configured)
         self._files = []            # descriptions sent that the process may not have read
         self._start()
 
@@ -102,8 +103,11 @@ class ServiceHost:
         if key != self._model_key:
             self._model_key, self.generation = key, self.generation + 1
             self._writer.announce(self.generation)
+        self._configurations += 1            # (a request after this waits for it)
+        self._writer.configured(self._configurations)
         self._config = {
-            "generation": self.generation, "urdf": urdf if kd is not None else None,
+            "generation": self.generation, "configured": self._configurations,
+            "urdf": urdf if kd is not None else None,
             "root_link": None if kd is None else kd.model.root_link,
             "gravity": None if kd is None else [float(g) for g in kd.gravity],
             "representation": settings.velocity_representation,
@@ -200,7 +204,7 @@ class _Host:
         from .horizon_service import HorizonService
         from .services import DynamicsServices, EquilibriumService, Snapshot
         self._reader, self._snapshot = reader, Snapshot(None, None, "MIXED", "")
-        self._generation = 0
+        self._generation = self._configured = 0
         self._loaded = threading.Condition()   # notified when a configuration is applied
         self._working = False     # at the working priority (after the first model)
         self._checks = QueryWorker()
@@ -213,11 +217,12 @@ class _Host:
 
     def source(self):
         """The :class:`.services.Snapshot` of a request: the held model and the last tick's
-        state of that model; while the node has a newer model than the one held, once it
-        is loaded (at most LOAD_WAIT_S)."""
+        state of that model; while the node has a newer model or configuration than the
+        one applied, once it is applied (at most LOAD_WAIT_S)."""
+        reader = self._reader
         with self._loaded:
-            self._loaded.wait_for(lambda: self._generation >= self._reader.announced(),
-                                  LOAD_WAIT_S)
+            self._loaded.wait_for(lambda: self._generation >= reader.announced()
+                                  and self._configured >= reader.configured(), LOAD_WAIT_S)
         snapshot = self._snapshot
         if snapshot.kd is None:
             return snapshot
@@ -267,6 +272,7 @@ class _Host:
         if contacts and kd is not None:
             self._checks.start()            # its start-up now, not at the first check
         self._generation = config["generation"]
+        self._configured = config.get("configured", self._configured)
         if kd is not None and not self._working:     # started: the working priority
             from ..equilibrium_worker import _lower_priority
             _lower_priority("batch")
@@ -289,6 +295,7 @@ class _Host:
                 self._logger.error(f"services: configuration not applied: {exc!r}")
                 self._snapshot = self._snapshot._replace(kd=None)
                 self._generation = config.get("generation", self._generation)
+                self._configured = config.get("configured", self._configured)
             with self._loaded:
                 self._loaded.notify_all()
         rclpy.try_shutdown(context=context)

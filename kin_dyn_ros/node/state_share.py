@@ -8,11 +8,13 @@ the payload, so that a reader never takes half of two ticks (it reads again), al
 that reorder stores (aarch64), where the counter alone is not enough without a barrier.
 
 Layout (float64 words): ``[sequence, generation, checksum, representation code, n,
-announced]`` then ``w_H_b`` (16), ``s`` (n), ``base_vel`` (6), ``s_dot`` (n), for at most
-``MAX_JOINTS``. ``generation`` names the model the state is of (the services' process
-answers only with the state of the model it holds); ``announced`` is the node's current
-model (:meth:`StateWriter.announce`, before any tick of it): a request that comes while the
-services' process is still loading it waits for it. The memory is an anonymous file (``memfd``) handed to
+announced, configured]`` then ``w_H_b`` (16), ``s`` (n), ``base_vel`` (6), ``s_dot`` (n),
+for at most ``MAX_JOINTS``. ``generation`` names the model the state is of (the services'
+process answers only with the state of the model it holds); ``announced`` is the node's
+current model (:meth:`StateWriter.announce`, before any tick of it): a request that comes
+while the services' process is still loading it waits for it; ``configured`` counts the
+node's configurations (:meth:`StateWriter.configured`: a settings change too, e.g. the
+representation), so that a request that comes after a change waits for it as well. The memory is an anonymous file (``memfd``) handed to
 the services' process as a file descriptor: nothing is left behind when both end.
 """
 
@@ -29,7 +31,7 @@ from .tick import MeasuredState
 __all__ = ["MAX_JOINTS", "StateWriter", "StateReader"]
 
 MAX_JOINTS = 1024
-HEADER = 6
+HEADER = 7
 REPRESENTATIONS = tuple(Representations)
 _SIZE = 8 * (HEADER + 16 + 6 + 2 * MAX_JOINTS)
 _SPINS = 100          # reads in a row before waiting for a writer in the middle of a write
@@ -90,6 +92,10 @@ class StateWriter(_Block):
         """The node has taken model ``generation`` (one word: no sequence needed)."""
         self.words[5] = generation
 
+    def configured(self, count):
+        """The node has made its ``count``-th configuration (one word)."""
+        self.words[6] = count
+
     def write(self, generation, measured):
         """Publish ``measured`` (a :class:`.tick.MeasuredState`) of model ``generation``."""
         n = measured.s.size
@@ -139,6 +145,10 @@ class StateReader(_Block):
     def announced(self):
         """The node's current model generation (:meth:`StateWriter.announce`)."""
         return int(self.words[5])
+
+    def configured(self):
+        """The number of the node's configurations (:meth:`StateWriter.configured`)."""
+        return int(self.words[6])
 
     def read(self, generation):
         """The last :class:`.tick.MeasuredState` written for model ``generation``, or None

@@ -39,6 +39,10 @@ def test_a_reader_gets_the_last_state_of_its_model_only():
         assert reader.read(2) is None                        # another model's state
         writer.write(2, state(5, n=3))                       # a smaller model
         assert reader.read(2).s.shape == (3,)
+        writer.announce(2)
+        writer.configured(7)                                 # words outside the state
+        assert (reader.announced(), reader.configured()) == (2, 7)
+        assert reader.read(2).s.shape == (3,)
     finally:
         reader.close()
         writer.close()
