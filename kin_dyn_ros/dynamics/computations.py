@@ -46,6 +46,15 @@ _ORIGIN = np.zeros(3)
 _ORIGIN.flags.writeable = False
 
 
+def packed_offsets(n):
+    """{field: its first index} in :attr:`TickResult.packed` of a model of ``n`` joints
+    (and "end": its length, 22 n + 19)."""
+    return {"joint_transforms": 0, "joint_quaternions": 16 * n, "com": 20 * n,
+            "com_velocity": 20 * n + 3, "centroidal_momentum": 20 * n + 6,
+            "gravity_torques": 20 * n + 12, "base_acceleration": 21 * n + 12,
+            "joint_accelerations": 21 * n + 18, "massless": 22 * n + 18, "end": 22 * n + 19}
+
+
 @dataclass(eq=False)
 class TickResult:
     """Everything the node publishes for one state (see :meth:`KinDynComputations.compute_tick`);
@@ -97,7 +106,7 @@ class TickResult:
         ``base_acceleration`` (6) and ``joint_accelerations`` (n) (NaN without forward
         dynamics), the number of massless joints."""
         if self._packed is not None:
-            return self._packed
+            return self._packed            # (the compiled tick's; laid out as packed_offsets)
         n = len(self.joint_names)
         fd = [np.full(6 + n, np.nan)] if self.base_acceleration is None \
             else [self.base_acceleration, self.joint_accelerations]

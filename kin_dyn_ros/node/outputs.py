@@ -34,6 +34,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from kin_dyn_ros_interfaces.msg import CentresOfPressure, ForwardDynamics
 
 from ..dynamics.compiled import compiled_kernels
+from ..dynamics.computations import packed_offsets
 from ..dynamics.quaternions import rotation_to_quaternion
 from .conversions import (assign_fields, make_transform_stamped, stamp_fields, stamp_words,
                           xyz_fields)
@@ -105,17 +106,14 @@ class ReadCounts:
         self._read, self._counted_ns = frozenset(), None
 
     def __call__(self, publisher):
-        return publisher in self._counted()
+        return publisher in self.current()
 
     def any(self):
-        return bool(self._counted())
+        return bool(self.current())
 
     def current(self):
         """The set of ``publishers`` that had a subscriber when last counted (one tick asks
         once)."""
-        return self._counted()
-
-    def _counted(self):
         now = time.monotonic_ns()
         if self._counted_ns is None or now - self._counted_ns >= self._period_ns:
             self._counted_ns = now
@@ -413,13 +411,18 @@ class TickMessages:
             templates.append(self._fd_templates.get(key, lambda: self._fd_template(*key)))
         if not all(t.ok for t in templates):
             return False
-        # sources: TickResult.packed (22 n + 19), the base pose (7), the ages (1 + k)
-        edges, o, end = np.arange(n)[:, None], 20 * n, 22 * n + 19
-        tf = np.hstack([16 * edges + [3, 7, 11], 16 * n + 4 * edges + np.arange(4)]).ravel()
-        sources = [tf, np.concatenate([tf, np.arange(end, end + 7)]), np.arange(o, o + 3),
-                   np.arange(o + 6, o + 12), np.arange(o + 12, o + 12 + n)]
-        if key is not None:
-            sources.append(np.concatenate([np.arange(o + 12 + n, o + 18 + 2 * n),
+        # sources: TickResult.packed, then the base pose (7), then the ages (1 + k)
+        at, edges = packed_offsets(n), np.arange(n)[:, None]
+        end = at["end"]
+        tf = np.hstack([at["joint_transforms"] + 16 * edges + [3, 7, 11],
+                        at["joint_quaternions"] + 4 * edges + np.arange(4)]).ravel()
+        sources = [tf, np.concatenate([tf, np.arange(end, end + 7)]),
+                   np.arange(at["com"], at["com"] + 3),
+                   np.arange(at["centroidal_momentum"], at["centroidal_momentum"] + 6),
+                   np.arange(at["gravity_torques"], at["gravity_torques"] + n)]
+        if key is not None:       # base then joint accelerations: one run
+            acc = at["base_acceleration"]
+            sources.append(np.concatenate([np.arange(acc, acc + 6 + n),
                                            np.arange(end + 7, end + 8 + len(key[0]))]))
         names = ("tf_joints", "tf_all", "com", "momentum", "gravity", "forward_dynamics")
         return TemplatePack(list(zip(names, templates, sources)), self._scatter)

@@ -103,6 +103,29 @@ def test_tick_without_torques_skips_forward_dynamics(icub, state):
     assert tick.base_acceleration is None and tick.joint_accelerations is None
 
 
+@pytest.mark.parametrize("with_tau", [True, False])
+def test_packed_holds_each_field_where_packed_offsets_says(icub, state, with_tau):
+    """TickResult.packed (the node renders its outputs from it) is every field at the
+    offsets of packed_offsets, NaN for the accelerations without forward dynamics; on the
+    path this process runs (CI runs both)."""
+    from kin_dyn_ros.dynamics.computations import packed_offsets
+    tau = state["tau"] if with_tau else None
+    r = icub.compute_tick(state["w_H_b"], state["s"], state["base_vel"], state["s_dot"], tau)
+    n, packed = icub.NDoF, r.packed
+    at = packed_offsets(n)
+    assert packed.shape == (at["end"],)
+    nan = np.full(6 + n, np.nan)
+    fields = {"joint_transforms": r.joint_transforms.ravel(),
+              "joint_quaternions": r.joint_quaternions.ravel(), "com": r.com,
+              "com_velocity": r.com_velocity, "centroidal_momentum": r.centroidal_momentum,
+              "gravity_torques": r.gravity_torques,
+              "base_acceleration": nan[:6] if tau is None else r.base_acceleration,
+              "joint_accelerations": nan[6:] if tau is None else r.joint_accelerations,
+              "massless": [len(r.massless_joints)]}
+    for name, value in fields.items():
+        np.testing.assert_array_equal(packed[at[name]:at[name] + len(value)], value, name)
+
+
 def test_tick_rejects_bad_input_with_the_name(icub, state):
     with pytest.raises(ValueError, match="s_dot"):
         icub.compute_tick(state["w_H_b"], state["s"], state["base_vel"], state["s_dot"][:-1])
