@@ -11,8 +11,10 @@ A JointState (every joint at zero, with efforts) is published at 100 Hz from bef
 node starts; the node gets its model from the ``robot_description`` parameter. For each
 start the script prints the seconds from the process's start to its log lines "dynamics:
 ... ready" and "loaded model", to the first ``~/com`` received and to the first
-``~/forward_dynamics``, and the node process's resident memory then (``/proc``). Each start
-is a separate node process; DDS stays on loopback with this script's own domain.
+``~/forward_dynamics``, and the node process's resident memory then (``/proc``). A cold
+start also prints when the queries' kernels, compiled beside the node, are in (their log
+line; the memory is read after it); the other starts load them before the first output.
+Each start is a separate node process; DDS stays on loopback with this script's own domain.
 
 Usage:  source scripts/env.sh && python bench/bench_startup.py [--model talos] [--repeat 2]
 """
@@ -80,6 +82,8 @@ def measure(label, env, node, urdf_path, got):
                 marks.setdefault('dynamics ready', now)
             if 'loaded model' in line:
                 marks.setdefault('model loaded', now)
+            if "queries' kernels are ready" in line:
+                marks.setdefault("queries' kernels", now)
 
     reader = threading.Thread(target=read_log, daemon=True)
     reader.start()
@@ -89,6 +93,10 @@ def measure(label, env, node, urdf_path, got):
                 marks[name] = float('nan')
             else:
                 marks[name] = event.time - t0
+        while time.monotonic() - t0 < TIMEOUT_S and not (       # a cold start: until the
+                "queries' kernels" in marks or proc.poll() is not None  # queries' kernels are
+                or 'cold' not in label):                            # in (the compiling
+            time.sleep(0.1)                                         # processes ended)
         time.sleep(2.0)                    # the workers start once the model is in
         rss, workers = _rss_mb(proc.pid), _worker_rss_mb(proc.pid)
     finally:
@@ -166,7 +174,8 @@ def main():
                                 node, urdf_path, got))
     print(f'start-up of kin_dyn_node on {args.model or "icub"} ({len(joints)} joints), seconds '
           f'from the process start; load {os.getloadavg()[0]:.2f}')
-    events = ['dynamics ready', 'model loaded', 'first ~/com', 'first ~/forward_dynamics']
+    events = ['dynamics ready', 'model loaded', 'first ~/com', 'first ~/forward_dynamics',
+              "queries' kernels"]
     print(f"{'start':30s}" + ''.join(f'{e:>26s}' for e in events)
           + f"{'node RSS MB':>13s}{'workers MB':>12s}")
     for label, marks, rss, workers in rows:

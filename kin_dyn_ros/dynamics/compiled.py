@@ -19,6 +19,7 @@ take and calls them; ``KinDynComputations`` calls it when the compiled path runs
 NumPy methods otherwise: the rest of the core and the node call the same methods either way.
 """
 
+import atexit
 import os
 import pathlib
 import subprocess
@@ -33,7 +34,7 @@ from .algorithms import SINGULAR_BASE
 from .checks import checked_arrays
 
 __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMassMatrix",
-           "warm_up", "ensure_compiled", "prepare", "inputs", "compiled_kernels", "EMPTY",
+           "warm_up", "ensure_compiled", "prepare", "queries_ready", "inputs", "compiled_kernels", "EMPTY",
            "NO_TARGETS", "NO_FRAMES", "NO_WRENCHES"]
 
 _FALSE = ("0", "false", "no", "off")
@@ -46,11 +47,14 @@ _STATE = {}
 
 class JitStatus:
     """What runs: ``compiled`` (bool), ``reason`` (why the NumPy core runs, else ""),
-    ``cache_dir`` (None: compiled in memory) and ``compile_seconds`` of the last warm-up."""
+    ``cache_dir`` (None: compiled in memory), ``compile_seconds`` of the first warm-up and
+    ``queries_seconds``, when its queries' kernels loaded in the background (see
+    :func:`queries_ready`), how long after it they were ready."""
 
     def __init__(self, compiled, reason="", cache_dir=None):
         self.compiled, self.reason, self.cache_dir = compiled, reason, cache_dir
         self.compile_seconds = None
+        self.queries_seconds = None
 
     def describe(self):
         """One line for the log and /diagnostics."""
@@ -200,8 +204,21 @@ class CompiledModel:
         return out
 
     # -- queries -------------------------------------------------------------------------
-    def whole(self, rep, what, w_H_b, s, nu=None, s_dot=None, nu_dot=None, s_ddot=None,
-              tau=None, gravity=True, frames=NO_FRAMES, wrenches=NO_WRENCHES):
+    def whole(self, *args, **kwargs):
+        """:meth:`whole_now` once the queries' kernels are loaded (at once but in the first
+        seconds after a start that compiled them, see :func:`warm_up`)."""
+        if not _QUERIES_READY.is_set():
+            _QUERIES_READY.wait()
+        return self.whole_now(*args, **kwargs)
+
+    def frame(self, *args):
+        """:meth:`frame_now` once the queries' kernels are loaded (as :meth:`whole`)."""
+        if not _QUERIES_READY.is_set():
+            _QUERIES_READY.wait()
+        return self.frame_now(*args)
+
+    def whole_now(self, rep, what, w_H_b, s, nu=None, s_dot=None, nu_dot=None, s_ddot=None,
+                  tau=None, gravity=True, frames=NO_FRAMES, wrenches=NO_WRENCHES):
         """One whole-body quantity (``what``: com, mass, rnea, gravity, cmm, aba, minv) of
         :func:`.kernels.whole_body`, in the representation ``rep``, user joint order;
         ``wrenches`` (k, 6) finite, on frame indices ``frames`` (k,). ValueError naming a
@@ -221,7 +238,7 @@ class CompiledModel:
             return out
         return out[3:].reshape(-1, size) if what in ("mass", "minv", "cmm") else out[3:]
 
-    def frame(self, rep, what, frame, w_H_b, s, nu=None, s_dot=None):
+    def frame_now(self, rep, what, frame, w_H_b, s, nu=None, s_dot=None):
         """One quantity of frame index ``frame`` (``what``: pose, jacobian, jacobian_dot,
         relative) of :func:`.kernels.frame_query`; ``w_H_b`` None for ``relative``."""
         size = 6 + self.n
@@ -289,11 +306,19 @@ def _packed_ints(kernels, model):
     return mi
 
 
-# The kernels in two groups of about the same compile time (~15 s each here, cold): with an
-# empty cache the second group compiles in another process, on another core, meanwhile.
-_FIRST = ("tick", "frame_poses", "scatter_words", "merge_joint_state", "read_stamped",
-          "share_state")
-_SECOND = ("whole_body", "frame_query")
+# The kernels in the order a process needs them: the tick's (``_TICK`` and ``_GLUE``) before
+# the node's first output; the queries' (``_QUERIES``: the node's odometry in a frame other
+# than the base and the in-process services) soon after; ``_LATER`` (horizon, coriolis: lazy,
+# at their first call) only in the processes that ask for them. With an empty cache the
+# node's process compiles ``_TICK`` (~13 s here) while one process beside it compiles
+# ``_GLUE`` (~3 s) and another ``_QUERIES`` and ``_LATER`` into the cache (~25 s, never
+# waited for: the node loads ``_QUERIES`` from the cache when it is done).
+_TICK = ("tick", "frame_poses")
+_GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state")
+_QUERIES = ("whole_body", "frame_query")
+_LATER = ("horizon", "coriolis")
+_QUERIES_READY = threading.Event()     # cleared while _QUERIES load in the background
+_QUERIES_READY.set()
 
 
 def _warm(compiled, names):
@@ -324,9 +349,13 @@ def _warm(compiled, names):
         words = np.zeros(6 + 22 + 2 * compiled.n)
         compiled.k.share_state(words, words.view(np.uint64), 6, 1.0, 0.0, h, z, z6, z)
     if "whole_body" in names:
-        compiled.whole(2, "mass", h, z)
+        compiled.whole_now(2, "mass", h, z)
     if "frame_query" in names:
-        compiled.frame(2, "pose", 0, h, z)
+        compiled.frame_now(2, "pose", 0, h, z)
+    if "horizon" in names:
+        compiled.horizon(2, 1, [0], h[None], z[None], z6[None], z[None])
+    if "coriolis" in names:
+        compiled.coriolis(2, h, z, z6, z)
 
 
 def _cached(kernel):
@@ -338,44 +367,107 @@ def _cached(kernel):
         return False
 
 
-def _compile_beside(names):
-    """A process compiling the kernels ``names`` into the cache (None: not worth one)."""
+def _compile_beside(names, also=()):
+    """A process compiling the kernels ``names`` and ``also`` into the cache (None: not
+    worth one: ``names`` are all there)."""
     kernels = jit_path()
     if jit_status().cache_dir is None or all(_cached(getattr(kernels, k)) for k in names):
         return None
     try:
-        return subprocess.Popen([sys.executable, "-m", __package__, "--only", *names],
+        return subprocess.Popen([sys.executable, "-m", __package__, "--only", *names, *also],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, cwd=_PACKAGE_PARENT)
     except OSError:
         return None
 
 
-def warm_up(compiled):
-    """Compile (or load from the cache) every kernel, with the signatures the calls use, on
-    ``compiled``'s model, once per process; returns the seconds it took (kept in
-    :func:`jit_status` the first time). With an empty cache, half of them compile in
-    another process meanwhile (:func:`_compile_beside`) and load from the cache here."""
-    t0 = time.perf_counter()
-    beside = _compile_beside(_SECOND)
+def _finish(process):
+    """Wait for a compiling ``process`` (at most COMPILE_BESIDE_S, then it is killed)."""
+    if process is None:
+        return
     try:
-        _warm(compiled, _FIRST)
+        process.wait(COMPILE_BESIDE_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _no_compilation(kernels, names):
+    """Another argument type now: TypeError, no compilation in the middle of a tick (not
+    under NUMBA_DISABLE_JIT)."""
+    for name in names:
+        kernel = getattr(kernels, name)
+        if hasattr(kernel, "disable_compile"):
+            kernel.disable_compile()
+
+
+def _load_queries(compiled, beside):
+    """In the background: once ``beside`` has compiled ``_QUERIES`` into the cache, load them
+    (until then :meth:`CompiledModel.whole` and :meth:`CompiledModel.frame` wait)."""
+    t0 = time.perf_counter()
+    try:
+        _finish(beside)
+        _warm(compiled, _QUERIES)
+        _no_compilation(compiled.k, _QUERIES)
+    except Exception:           # left to compile at their first call, which raises the same
+        pass
     finally:
-        if beside is not None:
-            try:
-                beside.wait(COMPILE_BESIDE_S)
-            except subprocess.TimeoutExpired:
-                beside.kill()
-                beside.wait()
-    _warm(compiled, _SECOND)
-    for kernel in compiled.k.KERNELS:         # another argument type now: TypeError, no
-        if hasattr(kernel, "disable_compile"):    # compilation in the middle of a tick
-            kernel.disable_compile()               # (not under NUMBA_DISABLE_JIT)
+        jit_status().queries_seconds = time.perf_counter() - t0
+        _QUERIES_READY.set()
+
+
+def queries_ready(timeout=None):
+    """Whether the queries' kernels are loaded (waiting at most ``timeout`` seconds; None:
+    until they are). False only in the first seconds of a process whose start compiled
+    them (:func:`warm_up`); :func:`jit_status`'s ``queries_seconds`` then says how long
+    they took after the tick's."""
+    return _QUERIES_READY.wait(timeout)
+
+
+def warm_up(compiled):
+    """Compile (or load from the cache) the kernels of the tick (and, unless they need
+    compiling, those of the queries), with the signatures the calls use, on ``compiled``'s
+    model, once per process; returns the seconds it took (kept in :func:`jit_status` the
+    first time). With an empty cache the glue compiles in another process meanwhile and
+    loads from the cache here; the queries' kernels and ``_LATER`` compile in a third and
+    load here in the background when it ends (see ``_TICK``)."""
+    t0 = time.perf_counter()
+    glue = _compile_beside(_GLUE)
+    queries = _compile_beside(_QUERIES, also=_LATER)
+    try:
+        _warm(compiled, _TICK)
+    except BaseException:
+        for process in (glue, queries):
+            if process is not None:
+                process.kill()
+        raise
+    finally:
+        _finish(glue)
+    _warm(compiled, _GLUE)
+    _no_compilation(compiled.k, _TICK + _GLUE)
+    if queries is None:
+        _warm(compiled, _QUERIES)
+        _no_compilation(compiled.k, _QUERIES)
+    else:
+        _QUERIES_READY.clear()
+        _BESIDE.append(queries)
+        threading.Thread(target=_load_queries, args=(compiled, queries), daemon=True,
+                         name="kin_dyn_ros queries' kernels").start()
     seconds = time.perf_counter() - t0
     status = jit_status()
     if status.compile_seconds is None:
         status.compile_seconds = seconds
     return seconds
+
+
+_BESIDE = []      # compiling processes still running at exit are ended (atexit)
+
+
+@atexit.register
+def _end_beside():
+    for process in _BESIDE:
+        if process.poll() is None:
+            process.kill()
 
 
 def ensure_compiled(compiled):
@@ -433,17 +525,19 @@ _WARM_UP_URDF = (
     '<limit lower="-1" upper="1" effort="1" velocity="1"/></joint></robot>')
 
 
-def prepare():
+def prepare(everything=False):
     """Compile (or load from the cache) the kernels now, on a two-link model, when the
-    compiled path runs (the tick's and the services' process's: the batch's too); returns
-    the seconds it took (0 on the NumPy path)."""
+    compiled path runs; returns the seconds it took (0 on the NumPy path). The tick's
+    process needs the kernels of :func:`warm_up`; ``everything`` adds those compiled at their
+    first call (the services' horizon, coriolis), so that a set-up fills the cache."""
     if jit_path() is None:
         return 0.0
     from .computations import KinDynComputations
     t0 = time.perf_counter()
     kd = KinDynComputations(_WARM_UP_URDF)
-    kd.dynamics_horizon(np.eye(4)[None], np.zeros((1, 1)), frames=["b"])   # the services'
-    kd.coriolis_matrix(np.eye(4), np.zeros(1), np.zeros(6), np.zeros(1))
+    if everything and kd._jit is not None:
+        queries_ready()
+        _warm(kd._jit, _LATER)
     return time.perf_counter() - t0
 
 
@@ -460,5 +554,5 @@ def main(argv=None):
             _warm(CompiledModel(kernels, KinDynComputations(
                 _WARM_UP_URDF, compiled=False).model, np.zeros(3)), argv[1:])
         return
-    seconds = prepare()
+    seconds = prepare(everything=True)
     print(f"kin_dyn_ros dynamics: {jit_status().describe()}; ready in {seconds:.1f} s")

@@ -28,7 +28,7 @@ from numba import njit
 
 __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout", "tick",
            "whole_body", "frame_query", "frame_poses", "scatter_words", "merge_joint_state",
-           "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout", "KERNELS",
+           "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE"]
 
@@ -286,7 +286,9 @@ def _composite(mi, inertia, composite):
         for e in range(13):
             composite[i, e] = inertia[i, e]
     for i in range(n, 0, -1):
-        composite[mi[2 + i]] += composite[i]
+        p = mi[2 + i]
+        for e in range(13):
+            composite[p, e] += composite[i, e]
 
 
 @_jit
@@ -351,8 +353,9 @@ def _rnea(mi, inertia, subspace, nu_c, acc_c, qd, qdd, body_wrench, out):
     sq = np.empty(6)
     tmp = np.empty(6)
     iv = np.empty(6)
-    vel[0] = nu_c
-    acc[0] = acc_c
+    for e in range(6):          # element by element (see _copy_words)
+        vel[0, e] = nu_c[e]
+        acc[0, e] = acc_c[e]
     for k in range(n):
         i, p = k + 1, mi[2 + k + 1]
         for e in range(6):
@@ -371,7 +374,9 @@ def _rnea(mi, inertia, subspace, nu_c, acc_c, qd, qdd, body_wrench, out):
         for e in range(6):
             force[i, e] -= body_wrench[i, e]
     for i in range(n, 0, -1):
-        force[mi[2 + i]] += force[i]
+        p = mi[2 + i]
+        for e in range(6):
+            force[p, e] += force[i, e]
         out[6 + i - 1] = _dot6(subspace[i - 1], force[i])
     for e in range(6):
         out[e] = force[0, e]
@@ -983,7 +988,7 @@ def _jacobian_dot(rep, t, base_columns, columns, path, d, coordinate, t_h_c, nu,
         k = path[i] - 1
         for e in range(6):
             running[e] += columns[i, e] * s_dot[coordinate[k]]
-        vel[i] = running
+            vel[i, e] = running[e]
     last = vel[d - 1] if d else base_twist
     u = np.zeros(6)                                   # frame drift
     drift_c = np.zeros(6)                             # base drift, in C
@@ -1075,9 +1080,14 @@ def coriolis(mf, mi, rep, w_H_b, s, nu, s_dot, out):
     for i in range(n + 1):
         _coriolis_b(inertia[i], vel[i], bc[i], scratch[0], scratch[1], scratch[2])
     for i in range(n, 0, -1):                   # subtree sums
-        bc[mi[2 + i]] += bc[i]
+        p = mi[2 + i]
+        for r in range(6):
+            for e in range(6):
+                bc[p, r, e] += bc[i, r, e]
     c = np.zeros((size, size))
-    c[:6, :6] = bc[0]
+    for r in range(6):
+        for e in range(6):
+            c[r, e] = bc[0, r, e]
     sdot, p, qv = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6))
     for j in range(n):
         _motion_cross(vel[j + 1], subspace[j], sdot[j])
@@ -1106,7 +1116,9 @@ def coriolis(mf, mi, rep, w_H_b, s, nu, s_dot, out):
         unit[e] = 1.0
         _inertia_times(composite[0], unit, mass[e])
         unit[e] = 0.0
-    mass[6:] = force
+    for k in range(n):
+        for e in range(6):
+            mass[6 + k, e] = force[k, e]
     tdot = np.zeros((6, 6))                     # dT/dt (representations.base_transform_dot)
     if rep == MIXED:                            # [[0, v^], [0, 0]]
         _skew_block(tdot, 0, 3, nu[0], nu[1], nu[2], 1.0)
@@ -1128,7 +1140,9 @@ def coriolis(mf, mi, rep, w_H_b, s, nu, s_dot, out):
             for k in range(6):
                 acc += c[r, k] * t[k, e] + mass[r, k] * tdot[k, e]
             head[r, e] = acc
-    c[:, :6] = head
+    for r in range(size):
+        for e in range(6):
+            c[r, e] = head[r, e]
     top = np.empty((6, size))                   # T^T C[:6]
     for e in range(6):
         for col in range(size):
@@ -1136,7 +1150,9 @@ def coriolis(mf, mi, rep, w_H_b, s, nu, s_dot, out):
             for k in range(6):
                 acc += t[k, e] * c[k, col]
             top[e, col] = acc
-    c[:6] = top
+    for e in range(6):
+        for col in range(size):
+            c[e, col] = top[e, col]
     user = np.empty(size, dtype=np.int64)
     for k in range(6):
         user[k] = k
@@ -1199,11 +1215,11 @@ def horizon(mf, mi, rep, want, frames, w_H_b, s, nu, s_dot, out):
                                               none_f, wb) != OK:
             return k
         if want & 1:
-            row[lay[0]:lay[0] + 3] = wb[:3]
+            _copy_words(wb, 0, row, lay[0], 3)
         o = 3                            # whole_body's order: CoM, M, RNEA, g, CMM
         for q, length in ((1, size * size), (2, size), (3, size), (4, 6 * size)):
             if want & (1 << q):
-                row[lay[q]:lay[q] + length] = wb[o:o + length]
+                _copy_words(wb, o, row, lay[q], length)
             if whole & (WANT_MASS, WANT_RNEA, WANT_GRAVITY, WANT_CMM)[q - 1]:
                 o += length
         if want & 32:                    # CoM Jacobian: m J_com = the CMM's linear rows
@@ -1227,23 +1243,33 @@ def _total_mass(mf, n):
 
 
 @_jit
+def _copy_words(source, first, out, at, count):
+    """out[at:at + count] = source[first:first + count] (element by element: no slice
+    assignment, whose shape-mismatch message costs ~3 s of compile time)."""
+    for i in range(count):
+        out[at + i] = source[first + i]
+
+
+@_jit
 def _frame_rows(want, size, n_frames, f, lay, fq, nu, s_dot, velocity, row):
     """Frame f's pose, Jacobian, Jdot and Jdot nu from :func:`frame_query`'s ``fq`` (in its
     order) into ``row`` at :func:`horizon_layout`'s offsets ``lay``."""
     o = 0
     if want & 64:
-        row[lay[6] + 16 * f:lay[6] + 16 * f + 16] = fq[:16]
+        _copy_words(fq, 0, row, lay[6] + 16 * f, 16)
         o = 16
     if want & 128:
-        row[lay[7] + 6 * size * f:lay[7] + 6 * size * (f + 1)] = fq[o:o + 6 * size]
+        _copy_words(fq, o, row, lay[7] + 6 * size * f, 6 * size)
         o += 6 * size
     if not want & (256 | 512):
         return
     if want & 256:
-        row[lay[8] + 6 * size * f:lay[8] + 6 * size * (f + 1)] = fq[o:o + 6 * size]
+        _copy_words(fq, o, row, lay[8] + 6 * size * f, 6 * size)
     if want & 512:
-        velocity[:6] = nu
-        velocity[6:] = s_dot
+        for e in range(6):
+            velocity[e] = nu[e]
+        for k in range(size - 6):
+            velocity[6 + k] = s_dot[k]
         for e in range(6):
             acc = 0.0
             for c in range(size):
@@ -1468,6 +1494,3 @@ def share_state(words, bits, header, generation, code, w_H_b, s, nu, s_dot):
     bits[2] = check
     return OK
 
-
-KERNELS = (tick, whole_body, frame_query, frame_poses, scatter_words, merge_joint_state,
-           read_stamped, share_state)

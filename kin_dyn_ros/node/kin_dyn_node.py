@@ -53,6 +53,7 @@ import gc
 import os
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 
@@ -70,7 +71,7 @@ from std_msgs.msg import String  # noqa: E402
 from tf2_msgs.msg import TFMessage  # noqa: E402
 
 from ..dynamics import KinDynComputations  # noqa: E402
-from ..dynamics.compiled import jit_status, prepare  # noqa: E402
+from ..dynamics.compiled import jit_status, prepare, queries_ready  # noqa: E402
 from .contact_mechanics import ContactMechanics  # noqa: E402
 from .conversions import JointStateMerger  # noqa: E402
 from .diagnostics import InputsReport, build_diagnostics  # noqa: E402
@@ -121,6 +122,13 @@ class _ParameterChange:
     error: str = ""
     urdf: str = ""
     parsed: tuple = None
+
+
+def _log_queries_ready(log):
+    """(A start that compiled the kernels) say when the queries' kernels are in too."""
+    queries_ready()
+    log.info(f"dynamics: the queries' kernels are ready too, "
+             f"{jit_status().queries_seconds:.1f} s after the tick's")
 
 
 class KinDynNode(Node):
@@ -189,11 +197,13 @@ class KinDynNode(Node):
                 f"dynamics: {status.describe()}")
             return
         log.info("dynamics: preparing the compiled kernels (from numba's cache; the first "
-                 "start with this numba on this CPU compiles them: ~20-40 s)"
+                 "start with this numba on this CPU compiles them: ~15-20 s)"
                  if status.cache_dir else "dynamics: compiling the kernels in memory (no "
                  "writable cache directory, see NUMBA_CACHE_DIR: ~30 s at every start)")
         seconds = prepare()
         log.info(f"dynamics: {status.describe()}, ready in {seconds:.1f} s")
+        if not queries_ready(0):
+            threading.Thread(target=_log_queries_ready, args=(log,), daemon=True).start()
 
     def _load_parameter_model(self):
         """The model of the robot_description parameter, if set; ValueError if it fails."""

@@ -128,3 +128,38 @@ def test_only_compiles_the_named_kernels_into_the_cache(tmp_path):
                    cwd=REPO, timeout=300, check=True)
     assert list(tmp_path.rglob("kernels.frame_poses-*.nbi"))
     assert not list(tmp_path.rglob("kernels.tick-*.nbi"))
+
+
+COLD = """
+import json, sys, time
+sys.path.insert(0, {repo!r})
+import numpy as np
+from kin_dyn_ros.dynamics import KinDynComputations, compiled
+kd = KinDynComputations(compiled._WARM_UP_URDF)     # the tick's kernels compile here
+pending = not compiled.queries_ready(0)
+ref = KinDynComputations(compiled._WARM_UP_URDF, compiled=False)
+s, w_H_b = np.array([0.3]), np.eye(4)
+mass = kd.mass_matrix(w_H_b, s)                      # waits for the queries' kernels
+jac = kd.jacobian("b", w_H_b, s)
+print(json.dumps(dict(pending=pending, ready=compiled.queries_ready(0),
+                      seconds=compiled.jit_status().queries_seconds,
+                      mass=float(np.abs(mass - ref.mass_matrix(w_H_b, s)).max()),
+                      jac=float(np.abs(jac - ref.jacobian("b", w_H_b, s)).max()))))
+"""
+
+
+@pytest.mark.skipif(os.environ.get("KIN_DYN_JIT", "1") == "0", reason="KIN_DYN_JIT=0 pass")
+def test_an_empty_cache_compiles_the_queries_beside_the_tick(tmp_path):
+    """With an empty cache the tick's kernels are ready first (the glue compiled beside); the
+    queries' kernels (more to compile, in another process) load afterwards, a query waits for
+    them and answers as the NumPy core; every kernel is in the cache then, the lazy ones
+    (horizon, coriolis) included, and the other process has ended."""
+    out = subprocess.run([sys.executable, "-c", COLD.format(repo=str(REPO))],
+                         env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "KIN_DYN_JIT": "1"},
+                         capture_output=True, text=True, timeout=600, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["pending"] and got["ready"] and got["seconds"] > 0
+    assert got["mass"] < 1e-12 and got["jac"] < 1e-12
+    for name in ("tick", "share_state", "merge_joint_state", "whole_body", "frame_query",
+                 "horizon", "coriolis"):
+        assert list(tmp_path.rglob(f"kernels.{name}-*.nbi")), name
