@@ -51,8 +51,6 @@ frame of ``world_H_link`` (the ``w_H_b`` world of ``KinDynComputations``).
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import linprog
-from scipy.spatial import ConvexHull, QhullError
 
 from .checks import checked_array
 from .spatial import cross3, skew
@@ -470,6 +468,7 @@ def _wrench_cone_faces(wc):
     if along.min() < 1e-6:           # not pointed, or the mean edge is not interior enough
         return None
     basis = np.linalg.svd(inward[None, :])[2][1:].T        # (6, 5) orthonormal, normal to it
+    from scipy.spatial import ConvexHull, QhullError    # here: see _project's linprog
     try:    # the edges scaled onto inward . w = 1: a 5-D polytope whose facets are the faces
         hull = ConvexHull((gens / along[:, None]) @ basis)
     except QhullError:
@@ -546,6 +545,9 @@ def _project(wc, axes, up):
         [(None, None)] * (3 * p_count)
     cost = np.zeros(2 + 3 * p_count)
     queries = []   # (direction (2,), support value, point (2,))
+    # imported here, not with the module: scipy.optimize and scipy.spatial cost ~25 MB in
+    # every process that imports the core (the node's and the services' never call them)
+    from scipy.optimize import linprog
 
     def support(d):
         cost[:2] = -d

@@ -25,7 +25,6 @@ residual vanishing; the equality rows hold to rounding (~1e-12 relative).
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import nnls
 
 from .contacts import (DEFAULT_FACETS, SupportPolygon, contact_poses, support_polygon,
                        world_contacts)
@@ -84,6 +83,7 @@ def lsei(e_mat, e_vec, a_eq, b_eq, g_ub, h_ub):
     mat = np.vstack([g_ldp.T, h_ldp[None, :]])
     rhs = np.zeros(len(mat))
     rhs[-1] = 1.0
+    from scipy.optimize import nnls     # here: see contacts._project's linprog
     try:
         w, _ = nnls(mat, rhs, maxiter=50 * mat.shape[1])
     except RuntimeError:                       # iteration limit: report, never raise
