@@ -204,25 +204,15 @@ class CompiledModel:
         return out
 
     # -- queries -------------------------------------------------------------------------
-    def whole(self, *args, **kwargs):
-        """:meth:`whole_now` once the queries' kernels are loaded (at once but in the first
-        seconds after a start that compiled them, see :func:`warm_up`)."""
-        if not _QUERIES_READY.is_set():
-            _QUERIES_READY.wait()
-        return self.whole_now(*args, **kwargs)
-
-    def frame(self, *args):
-        """:meth:`frame_now` once the queries' kernels are loaded (as :meth:`whole`)."""
-        if not _QUERIES_READY.is_set():
-            _QUERIES_READY.wait()
-        return self.frame_now(*args)
-
-    def whole_now(self, rep, what, w_H_b, s, nu=None, s_dot=None, nu_dot=None, s_ddot=None,
-                  tau=None, gravity=True, frames=NO_FRAMES, wrenches=NO_WRENCHES):
+    def whole(self, rep, what, w_H_b, s, nu=None, s_dot=None, nu_dot=None, s_ddot=None,
+              tau=None, gravity=True, frames=NO_FRAMES, wrenches=NO_WRENCHES):
         """One whole-body quantity (``what``: com, mass, rnea, gravity, cmm, aba, minv) of
         :func:`.kernels.whole_body`, in the representation ``rep``, user joint order;
         ``wrenches`` (k, 6) finite, on frame indices ``frames`` (k,). ValueError naming a
-        wrong or non-finite input; SingularMassMatrix."""
+        wrong or non-finite input; SingularMassMatrix. (Waits for the queries' kernels in
+        the first seconds after a start that compiled them: :func:`queries_ready`.)"""
+        if not _QUERIES_READY.is_set():
+            _await_queries()
         size = 6 + self.n
         length = {"com": 0, "mass": size * size, "minv": size * size, "cmm": 6 * size}.get(
             what, size)
@@ -238,9 +228,12 @@ class CompiledModel:
             return out
         return out[3:].reshape(-1, size) if what in ("mass", "minv", "cmm") else out[3:]
 
-    def frame_now(self, rep, what, frame, w_H_b, s, nu=None, s_dot=None):
+    def frame(self, rep, what, frame, w_H_b, s, nu=None, s_dot=None):
         """One quantity of frame index ``frame`` (``what``: pose, jacobian, jacobian_dot,
-        relative) of :func:`.kernels.frame_query`; ``w_H_b`` None for ``relative``."""
+        relative) of :func:`.kernels.frame_query`; ``w_H_b`` None for ``relative``. (Waits
+        as :meth:`whole`.)"""
+        if not _QUERIES_READY.is_set():
+            _await_queries()
         size = 6 + self.n
         length = {"pose": 16, "relative": 6 * self.n}.get(what, 6 * size)
         out = np.empty(length)
@@ -349,9 +342,9 @@ def _warm(compiled, names):
         words = np.zeros(6 + 22 + 2 * compiled.n)
         compiled.k.share_state(words, words.view(np.uint64), 6, 1.0, 0.0, h, z, z6, z)
     if "whole_body" in names:
-        compiled.whole_now(2, "mass", h, z)
+        compiled.whole(2, "mass", h, z)
     if "frame_query" in names:
-        compiled.frame_now(2, "pose", 0, h, z)
+        compiled.frame(2, "pose", 0, h, z)
     if "horizon" in names:
         compiled.horizon(2, 1, [0], h[None], z[None], z6[None], z[None])
     if "coriolis" in names:
@@ -401,9 +394,19 @@ def _no_compilation(kernels, names):
             kernel.disable_compile()
 
 
+def _await_queries():
+    """Wait until the queries' kernels are loaded, unless this is the thread loading them."""
+    if threading.current_thread() is not _LOADER[0]:
+        _QUERIES_READY.wait()
+
+
+_LOADER = [None]     # the thread of _load_queries
+
+
 def _load_queries(compiled, beside):
     """In the background: once ``beside`` has compiled ``_QUERIES`` into the cache, load them
-    (until then :meth:`CompiledModel.whole` and :meth:`CompiledModel.frame` wait)."""
+    (until then :meth:`CompiledModel.whole` and :meth:`CompiledModel.frame` wait, in every
+    other thread)."""
     t0 = time.perf_counter()
     try:
         _finish(beside)
@@ -451,8 +454,9 @@ def warm_up(compiled):
     else:
         _QUERIES_READY.clear()
         _BESIDE.append(queries)
-        threading.Thread(target=_load_queries, args=(compiled, queries), daemon=True,
-                         name="kin_dyn_ros queries' kernels").start()
+        _LOADER[0] = threading.Thread(target=_load_queries, args=(compiled, queries),
+                                      daemon=True, name="kin_dyn_ros queries' kernels")
+        _LOADER[0].start()
     seconds = time.perf_counter() - t0
     status = jit_status()
     if status.compile_seconds is None:

@@ -181,6 +181,7 @@ class KinDynComputations:
         self._mimic = MimicJoints(self.model.joints_name_list, self.model.mimic)
         self._keep_kin, self._last_kin = False, None     # see sharing_model
         self._targets = {}          # compute_tick's wrench index arrays (_sensor_wrenches)
+        self._packed = packed_offsets(self.model.n)      # compute_tick's out vector
         kernels = jit_path() if compiled is not False else None   # None: the NumPy code
         if compiled and kernels is None:
             raise RuntimeError(f"compiled kernels unavailable: {jit_status().reason}")
@@ -661,28 +662,32 @@ class KinDynComputations:
         if status == jit.k.NOT_FINITE:                  # a wrench: name it
             for link, (_, w) in frame_wrenches.items():
                 _checked_wrench(link, w)
-        n = len(names)
-        o = 20 * n
-        com, com_velocity = out[o:o + 3], out[o + 3:o + 6]
+        at = self._packed                               # TickResult.packed's fields
+        com, com_velocity = out[at["com"]:at["com_velocity"]], \
+            out[at["com_velocity"]:at["centroidal_momentum"]]
+        accelerations = slice(at["base_acceleration"], at["massless"])
         base_acc = joint_acc = None
         fd_error, massless = "", ()
         if status == jit.k.SINGULAR:
             fd_error = alg.SINGULAR_BASE
         if tau is None or fd_error:
-            out[o + 12 + n:o + 18 + 2 * n] = np.nan      # (as TickResult.packed says)
+            out[accelerations] = np.nan                 # (as TickResult.packed says)
         else:
-            base_acc, joint_acc = out[o + 12 + n:o + 18 + n], out[o + 18 + n:o + 18 + 2 * n]
-            if out[-1]:
+            base_acc = out[at["base_acceleration"]:at["joint_accelerations"]]
+            joint_acc = out[at["joint_accelerations"]:at["massless"]]
+            if out[at["massless"]]:
                 massless = self._names(np.isnan(joint_acc))
         base_position = w_H_b[:3, 3]
         frame = functools.partial(self._world_frame, poses, base_position)
+        n = len(names)
         return TickResult(
-            self.model.frame_names, names, out[:16 * n].reshape(n, 4, 4), w_H_b, com,
-            com_velocity, out[o + 6:o + 12], out[o + 12:o + 12 + n], base_acc, joint_acc,
+            self.model.frame_names, names, out[:at["joint_quaternions"]].reshape(n, 4, 4),
+            w_H_b, com, com_velocity, out[at["centroidal_momentum"]:at["gravity_torques"]],
+            out[at["gravity_torques"]:at["base_acceleration"]], base_acc, joint_acc,
             self.rep, fd_error, massless, lambda: jit.frame_poses(poses, base_position), frame,
             (lambda: self._balance(frame, com, com_velocity, contacts, frame_wrenches or {},
                                    threshold)) if contacts else None,
-            lambda: out[16 * n:o].reshape(n, 4), out)
+            lambda: out[at["joint_quaternions"]:at["com"]].reshape(n, 4), out)
 
     def _sensor_wrenches(self, frame_wrenches):
         """{link: (expressed frame, w (6,))} -> (targets (k, 2) [link, frame] indices,

@@ -21,8 +21,8 @@ import numpy as np
 
 from .checks import finite_array
 
-__all__ = ["QUATERNION_TOLERANCE", "quaternion_to_matrix", "rotation_to_quaternion",
-           "rotations_to_quaternions"]
+__all__ = ["QUATERNION_TOLERANCE", "quaternion_to_matrix", "unit_rotations",
+           "rotation_to_quaternion", "rotations_to_quaternions"]
 
 # As tf2: a quaternion whose squared norm is further than this from 1 is rejected,
 # a closer one is normalised.
@@ -40,12 +40,18 @@ def quaternion_to_matrix(x, y, z, w):
     if abs(n2 - 1.0) > QUATERNION_TOLERANCE:
         raise ValueError(f"quaternion (x, y, z, w) = {q.tolist()} has norm {np.sqrt(n2):.6g}: "
                          f"expected a unit quaternion")
-    x, y, z, w = q / np.sqrt(n2)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+    return unit_rotations((q / np.sqrt(n2))[None])[0]
+
+
+def unit_rotations(q):
+    """Rotation matrices (K, 3, 3) of unit quaternions ``q`` (K, 4) (x, y, z, w); the caller
+    has checked and normalised them."""
+    x, y, z, w = q.T
+    return np.stack([
+        1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w),
+        2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w),
+        2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        axis=1).reshape(-1, 3, 3)
 
 
 def _shepperd_map():

@@ -17,7 +17,7 @@ from kin_dyn_ros_interfaces.srv import GetDynamicsHorizon
 from .conversions import float_array
 from .services import COLUMN_BASE, failed_response, joint_columns, model_frame
 from ..dynamics.horizon import shapes
-from ..dynamics.quaternions import QUATERNION_TOLERANCE
+from ..dynamics.quaternions import QUATERNION_TOLERANCE, unit_rotations
 from ..dynamics.representations import parse_representation
 
 __all__ = ["HorizonService", "SERVED", "horizon_request", "poses_to_matrices"]
@@ -87,13 +87,8 @@ def poses_to_matrices(poses):
         raise ValueError(f"base_poses of state {k}: quaternion (x, y, z, w) = "
                          f"{q[k].tolist()} has norm {np.sqrt(n2[k]):.6g}: expected a unit "
                          f"quaternion")
-    x, y, z, w = (q / np.sqrt(n2)[:, None]).T
     out = np.zeros((len(poses), 4, 4))
-    out[:, :3, :3] = np.stack([
-        1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w),
-        2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w),
-        2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=1).reshape(
-        -1, 3, 3)
+    out[:, :3, :3] = unit_rotations(q / np.sqrt(n2)[:, None])
     out[:, :3, 3] = poses[:, :3]
     out[:, 3, 3] = 1.0
     return out
