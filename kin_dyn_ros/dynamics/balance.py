@@ -29,8 +29,8 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Balance", "CentreOfPressure", "Divergence", "Plane", "balance",
-           "centre_of_pressure", "divergent_component", "ground_plane", "sole_plane",
-           "world_wrench"]
+           "centre_of_pressure", "divergent_component", "ground_plane", "packed_balance",
+           "sole_plane", "world_wrench"]
 
 COPLANAR_TOL = 1e-6      # [m] points this close to one plane are coplanar
 MIN_UP_COSINE = 0.5      # a ground plane's normal is within 60 degrees of up
@@ -209,14 +209,18 @@ def divergent_component(com, com_velocity, plane, gravity):
     c = com.tolist()
     height = _dot(n, (c[0] - o[0], c[1] - o[1], c[2] - o[2])) / along
     if not height > 0.0:
-        return Divergence(None, None, math.nan, height,
-                          f"CoM {height:.6g} m above the ground plane: no pendulum")
+        return _no_pendulum(height)
     omega = math.sqrt(g / height)
     v = com_velocity.tolist()
     xi = [c[0] + v[0] / omega, c[1] + v[1] / omega, c[2] + v[2] / omega]
     drop = _dot(n, (xi[0] - o[0], xi[1] - o[1], xi[2] - o[2])) / along
     return Divergence(np.array(xi), np.array([xi[k] - drop * up[k] for k in range(3)]),
                       omega, height)
+
+
+def _no_pendulum(height):
+    return Divergence(None, None, math.nan, height,
+                      f"CoM {height:.6g} m above the ground plane: no pendulum")
 
 
 class Balance(NamedTuple):
@@ -290,3 +294,25 @@ def balance(contacts, poses, wrenches, com, com_velocity, gravity, threshold=0.0
     zmp = _cop(total, ground.point.tolist(), ground.normal.tolist(), threshold)
     return Balance(names, cops, active, ground, _centre_of_pressure(*zmp, threshold),
                    divergent_component(com, com_velocity, ground, gravity))
+
+
+def packed_balance(names, out, lay, threshold):
+    """The :class:`Balance` that :func:`balance` gives, from the vector ``out`` the compiled
+    kernel wrote (:func:`.kernels.balance`; its offsets ``lay``: ``kernels.balance_layout``)
+    for the contacts ``names`` under ``threshold`` [N]."""
+    values = out.tolist()
+    cops = []
+    for i in range(len(names)):
+        x, y, z, fn, defined = values[5 * i:5 * i + 5]
+        cops.append(_NO_WRENCH if defined < 0.0 else _centre_of_pressure(
+            (x, y, z) if defined else None, fn, threshold))
+    active = tuple(i for i in range(len(names)) if values[5 * i + 4] > 0.0)
+    if not active:
+        return Balance(tuple(names), tuple(cops), active, None, None, None)
+    ground = Plane(out[lay[1]:lay[2]].copy(), out[lay[2]:lay[3]].copy())
+    zmp = _centre_of_pressure(values[lay[3]:lay[4]] if values[lay[5]] else None,
+                              values[lay[4]], threshold)
+    height = values[lay[9]]
+    divergence = Divergence(out[lay[6]:lay[7]].copy(), out[lay[7]:lay[8]].copy(),
+                            values[lay[8]], height) if values[lay[10]] else _no_pendulum(height)
+    return Balance(tuple(names), tuple(cops), active, ground, zmp, divergence)

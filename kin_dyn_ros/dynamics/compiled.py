@@ -34,7 +34,7 @@ from .algorithms import SINGULAR_BASE
 from .checks import checked_arrays
 
 __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMassMatrix",
-           "warm_up", "ensure_compiled", "prepare", "queries_ready", "inputs", "compiled_kernels", "EMPTY",
+           "warm_up", "ensure_compiled", "prepare", "queries_ready", "BalanceContacts", "inputs", "compiled_kernels", "EMPTY",
            "NO_TARGETS", "NO_FRAMES", "NO_WRENCHES"]
 
 _FALSE = ("0", "false", "no", "off")
@@ -137,6 +137,28 @@ _WHOLE = {"com": 0, "mass": 1, "rnea": 2, "gravity": 4, "cmm": 8, "aba": 16, "mi
 _FRAME = {"pose": 1, "jacobian": 2, "jacobian_dot": 4, "relative": 8}
 
 
+class BalanceContacts:
+    """The contacts of :func:`.kernels.balance` as arrays (fixed per set of contacts): their
+    link frame indices ``links`` (k,), sole centres and normals (k, 3) in link axes, whether
+    each is a flat sole (``soles``), their points (P, 3) (contact i's from
+    ``first_point[i]``), the tolerances of :mod:`.balance` and the output's ``layout``."""
+
+    def __init__(self, kernels, contacts, frame_index):
+        from .balance import COPLANAR_TOL, MIN_UP_COSINE
+        self.contacts = tuple(contacts)             # (kept: the cache's key is their ids)
+        self.links = np.array([frame_index(c.link) for c in contacts], dtype=np.int64)
+        self.centres = np.array([c.centre_list for c in contacts], dtype=float).reshape(-1, 3)
+        self.normals = np.array([c.normal_list for c in contacts], dtype=float).reshape(-1, 3)
+        self.soles = np.array([not (c.spread > COPLANAR_TOL or c.breadth <= COPLANAR_TOL)
+                               for c in contacts], dtype=np.bool_)
+        points = [np.asarray(c.points_list, dtype=float).reshape(-1, 3) for c in contacts]
+        self.points = np.ascontiguousarray(np.concatenate(points) if points
+                                           else np.zeros((0, 3)))
+        self.first_point = np.cumsum([0] + [len(p) for p in points]).astype(np.int64)
+        self.tol, self.min_cosine = COPLANAR_TOL, MIN_UP_COSINE
+        self.layout = kernels.balance_layout(len(self.contacts))
+
+
 class SingularMassMatrix(ValueError):
     """The mass matrix (or its floating-base block) is singular."""
 
@@ -196,6 +218,21 @@ class CompiledModel:
         status, state = self._call(self.k.tick, (self.mf, self.mi, int(rep)), items,
                                    (targets, wrenches, out, poses))
         return status, state[0], out, poses
+
+    def balance(self, poses, base_position, contacts, expressed, wrenches, measured,
+                threshold, com, com_velocity):
+        """(status, out) of :func:`.kernels.balance` (OK, or NOT_SOLES: the caller computes
+        it) on the tick's ``poses`` C_H_body (N, 4, 4) and ``base_position`` (3,), for the
+        :class:`BalanceContacts` ``contacts``, with per contact the frame index its wrench is
+        expressed in ``expressed`` (k,), the wrench (k, 6) and whether there is one
+        (``measured`` (k,))."""
+        c = contacts
+        out = np.empty(c.layout[-1])
+        status = self.k.balance(self.mf, self.mi, poses, np.ascontiguousarray(base_position),
+                                c.links, expressed, wrenches, measured, c.centres, c.normals,
+                                c.soles, c.points, c.first_point, float(threshold), c.tol,
+                                c.min_cosine, com, com_velocity, out)
+        return status, out
 
     def frame_poses(self, poses, base_position):
         """World poses (F, 4, 4) of every frame from C_H_body (N, 4, 4)."""
@@ -307,7 +344,7 @@ def _packed_ints(kernels, model):
 # ``_GLUE`` (~3 s) and another ``_QUERIES`` and ``_LATER`` into the cache (~25 s, never
 # waited for: the node loads ``_QUERIES`` from the cache when it is done).
 _TICK = ("tick", "frame_poses")
-_GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state")
+_GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state", "balance")
 _QUERIES = ("whole_body", "frame_query")
 _LATER = ("horizon", "coriolis")
 _QUERIES_READY = threading.Event()     # cleared while _QUERIES load in the background
@@ -341,6 +378,13 @@ def _warm(compiled, names):
     if "share_state" in names:
         words = np.zeros(6 + 22 + 2 * compiled.n)
         compiled.k.share_state(words, words.view(np.uint64), 6, 1.0, 0.0, h, z, z6, z)
+    if "balance" in names:
+        from .contacts import Contact
+        sole = BalanceContacts(compiled.k, [Contact("b", np.eye(3), np.eye(3)[2],
+                                                    1.0)], lambda _: 0)
+        poses = np.zeros((compiled.n + 1, 4, 4))
+        compiled.balance(poses, np.zeros(3), sole, np.zeros(1, np.int64), np.zeros((1, 6)),
+                         np.ones(1, np.bool_), 0.0, np.zeros(3), np.zeros(3))
     if "whole_body" in names:
         compiled.whole(2, "mass", h, z)
     if "frame_query" in names:

@@ -28,10 +28,11 @@ import numpy as np
 
 from . import algorithms as alg
 from . import horizon
-from .balance import balance
+from .balance import balance, packed_balance
 from .checks import checked_array, checked_arrays
-from .compiled import (EMPTY, NO_FRAMES, NO_TARGETS, NO_WRENCHES, CompiledModel,
-                       SingularMassMatrix, ensure_compiled, jit_path, jit_status)
+from .compiled import (EMPTY, NO_FRAMES, NO_TARGETS, NO_WRENCHES, BalanceContacts,
+                       CompiledModel, SingularMassMatrix, ensure_compiled, jit_path,
+                       jit_status)
 from .kinematics import (chain_poses, chain_product, forward_pass, joint_quaternions,
                          path_columns, transform_wrench)
 from .model import MimicJoints, build_model
@@ -182,6 +183,7 @@ class KinDynComputations:
         self._keep_kin, self._last_kin = False, None     # see sharing_model
         self._targets = {}          # compute_tick's wrench index arrays (_sensor_wrenches)
         self._packed = packed_offsets(self.model.n)      # compute_tick's out vector
+        self._balance_specs = {}    # _balance_contacts'
         kernels = jit_path() if compiled is not False else None   # None: the NumPy code
         if compiled and kernels is None:
             raise RuntimeError(f"compiled kernels unavailable: {jit_status().reason}")
@@ -685,8 +687,9 @@ class KinDynComputations:
             w_H_b, com, com_velocity, out[at["centroidal_momentum"]:at["gravity_torques"]],
             out[at["gravity_torques"]:at["base_acceleration"]], base_acc, joint_acc,
             self.rep, fd_error, massless, lambda: jit.frame_poses(poses, base_position), frame,
-            (lambda: self._balance(frame, com, com_velocity, contacts, frame_wrenches or {},
-                                   threshold)) if contacts else None,
+            (lambda: self._compiled_balance(poses, base_position, frame, com, com_velocity,
+                                            contacts, frame_wrenches or {}, threshold))
+            if contacts else None,
             lambda: out[at["joint_quaternions"]:at["com"]].reshape(n, 4), out)
 
     def _sensor_wrenches(self, frame_wrenches):
@@ -730,6 +733,40 @@ class KinDynComputations:
                              else frame(self._frame(name)))
         return balance(tuple(contacts.values()), poses, wrenches, com, com_velocity,
                        self.gravity, threshold, tuple(contacts), expressed)
+
+    def _compiled_balance(self, poses, base_position, frame, com, com_velocity, contacts,
+                          frame_wrenches, threshold):
+        """:meth:`_balance` by the compiled kernel (:func:`.kernels.balance`) on the tick's
+        body poses C_H_body (N, 4, 4) and base position (3,); by :meth:`_balance` where an
+        active contact is not a flat sole (the ground plane then needs an SVD)."""
+        spec = self._balance_contacts(contacts)
+        k = len(spec.links)
+        expressed = spec.links.copy()
+        wrenches = np.zeros((k, 6))
+        measured = np.zeros(k, dtype=np.bool_)
+        for i, (link, contact) in enumerate(contacts.items()):
+            name, w = frame_wrenches.get(link, (None, None))
+            if w is not None:
+                wrenches[i] = _checked_wrench(link, w)
+                measured[i] = True
+                if name is not None and name != contact.link:
+                    expressed[i] = self._frame(name)
+        status, out = self._jit.balance(poses, base_position, spec, expressed, wrenches,
+                                        measured, threshold, com, com_velocity)
+        if status != self._jit.k.OK:
+            return self._balance(frame, com, com_velocity, contacts, frame_wrenches, threshold)
+        return packed_balance(tuple(contacts), out, spec.layout, threshold)
+
+    def _balance_contacts(self, contacts):
+        """The :class:`.compiled.BalanceContacts` of ``contacts`` ({name: Contact}), kept per
+        set of Contact objects (the node's: the same every tick)."""
+        key = tuple(map(id, contacts.values()))
+        spec = self._balance_specs.get(key)
+        if spec is None:
+            spec = BalanceContacts(self._jit.k, contacts.values(), self._frame)
+            if len(self._balance_specs) < 16:
+                self._balance_specs[key] = spec
+        return spec
 
     def _world_frames(self, kin):
         poses = kin.poses[self.model.frame_body] @ self.model.body_H_frame

@@ -28,7 +28,8 @@ from numba import njit
 
 __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout", "tick",
            "whole_body", "frame_query", "frame_poses", "scatter_words", "merge_joint_state",
-           "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout",
+           "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout", "balance",
+           "balance_layout", "NOT_SOLES",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE"]
 
@@ -705,6 +706,178 @@ def frame_poses(mf, mi, poses, base_position, out):
         _compose(poses[frame_body[f]], body_H_frame[f], out[f])
         for i in range(3):
             out[f, i, 3] += base_position[i]
+
+
+# ----------------------------------------------------------------------------- balance
+
+NOT_SOLES = 4      # balance: an active contact is not a flat sole (the caller computes it)
+
+
+@_jit
+def _dot3(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@_jit
+def _cop_on(w, o, n, threshold, out, at):
+    """The CoP of wrench ``w`` (6,) (world, about the origin) on the plane through ``o``
+    normal to ``n`` into out[at:at + 3], the normal force into out[at + 3]; whether the force
+    is above ``threshold`` (else the point is not written). As balance._cop, operation for
+    operation."""
+    fn = n[0] * w[0] + n[1] * w[1] + n[2] * w[2]
+    out[at + 3] = fn
+    if not fn > threshold:
+        return False
+    mx = w[3] - (o[1] * w[2] - o[2] * w[1])
+    my = w[4] - (o[2] * w[0] - o[0] * w[2])
+    mz = w[5] - (o[0] * w[1] - o[1] * w[0])
+    out[at] = o[0] + (n[1] * mz - n[2] * my) / fn
+    out[at + 1] = o[1] + (n[2] * mx - n[0] * mz) / fn
+    out[at + 2] = o[2] + (n[0] * my - n[1] * mx) / fn
+    return True
+
+
+@_jit
+def _on_pose(h, p, translate, out):
+    """out = R p (+ t when ``translate``) of a pose h (4, 4), summed as balance._transform."""
+    for r in range(3):
+        v = h[r, 0] * p[0] + h[r, 1] * p[1] + h[r, 2] * p[2]
+        out[r] = v + h[r, 3] if translate else v
+
+
+@_jit
+def _world_wrench(h, w, out):
+    """[R f; R tau + t x R f] of wrench ``w`` (6,) given in the axes of pose h (4, 4), about
+    its origin (as balance._world_wrench)."""
+    f, tau = np.empty(3), np.empty(3)
+    _on_pose(h, w[:3], False, f)
+    _on_pose(h, w[3:], False, tau)
+    out[0], out[1], out[2] = f[0], f[1], f[2]
+    out[3] = tau[0] + (h[1, 3] * f[2] - h[2, 3] * f[1])
+    out[4] = tau[1] + (h[2, 3] * f[0] - h[0, 3] * f[2])
+    out[5] = tau[2] + (h[0, 3] * f[1] - h[1, 3] * f[0])
+
+
+@_jit
+def balance_layout(k):
+    """Offsets in :func:`balance`'s ``out`` after the k contacts' [CoP (3), normal force, 1
+    defined / 0 not / -1 no wrench] rows: the number of active contacts, the ground plane's
+    point and normal, the ZMP and its normal force and defined flag, the DCM, the capture
+    point, omega, the CoM's height and the DCM's defined flag; and the total size."""
+    b = 5 * k
+    return b, b + 1, b + 4, b + 7, b + 10, b + 11, b + 12, b + 15, b + 18, b + 19, b + 20, \
+        b + 21
+
+
+@_jit
+def balance(mf, mi, poses, base_position, links, expressed, wrenches, measured, centres,
+            normals, soles, points, first_point, threshold, tol, min_cosine, com,
+            com_velocity, out):
+    """:func:`.balance.balance` of k contacts, world frame (OK; NOT_SOLES when an active
+    contact is not a flat sole: nothing after the CoPs is written). ``poses`` C_H_body
+    (N, 4, 4) and ``base_position`` (3,) as the tick's; per contact its link's and its
+    wrench's frame indices ``links``, ``expressed`` (k,), the wrench (k, 6) in that frame's
+    axes about its origin (``measured`` (k,) false: none), its sole's centre and normal
+    (k, 3) in link axes, whether it is a flat sole (``soles`` (k,)) and its points (P, 3),
+    contact i's from ``first_point[i]``; ``tol``, ``min_cosine`` as balance's COPLANAR_TOL,
+    MIN_UP_COSINE. ``out`` as :func:`balance_layout`."""
+    k = links.shape[0]
+    lay = balance_layout(k)
+    g = mf[float_layout(mi[0], mi[1])[6]:]
+    norm = np.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2])
+    up = np.empty(3)
+    for r in range(3):
+        up[r] = 0.0 - g[r] / norm
+    frames = np.empty((k, 4, 4))
+    other = np.empty((4, 4))
+    world = np.empty((k, 6))
+    sole_o, sole_n = np.empty((k, 3)), np.empty((k, 3))
+    active = np.empty(k, np.int64)
+    count = 0
+    for i in range(k):
+        h = frames[i]
+        _frame_pose(mf, mi, poses, links[i], h)
+        for r in range(3):
+            h[r, 3] += base_position[r]
+        _on_pose(h, centres[i], True, sole_o[i])
+        _on_pose(h, normals[i], False, sole_n[i])
+        at = 5 * i
+        if not measured[i]:
+            out[at + 3], out[at + 4] = 0.0, -1.0
+            continue
+        if expressed[i] == links[i]:
+            _world_wrench(h, wrenches[i], world[i])
+        else:
+            _frame_pose(mf, mi, poses, expressed[i], other)
+            for r in range(3):
+                other[r, 3] += base_position[r]
+            _world_wrench(other, wrenches[i], world[i])
+        if _cop_on(world[i], sole_o[i], sole_n[i], threshold, out, at):
+            out[at + 4] = 1.0
+            active[count] = i
+            count += 1
+        else:
+            out[at + 4] = 0.0
+    out[lay[0]] = count
+    if count == 0:
+        return OK
+    for j in range(count):
+        if not soles[active[j]]:
+            return NOT_SOLES
+    point, n = sole_o[active[0]], sole_n[active[0]]
+    cosine = _dot3(n, up)
+    coplanar = abs(cosine) >= min_cosine
+    diff = np.empty(3)
+    for j in range(count):
+        i = active[j]
+        for r in range(3):
+            diff[r] = sole_o[i, r] - point[r]
+        if not (abs(_dot3(n, sole_n[i])) >= 1.0 - 0.5 * tol * tol
+                and abs(_dot3(n, diff)) <= tol):
+            coplanar = False
+    ground_o, ground_n = out[lay[1]:lay[2]], out[lay[2]:lay[3]]
+    if coplanar:
+        for r in range(3):
+            ground_o[r] = point[r]
+            ground_n[r] = n[r] if cosine > 0.0 else -n[r]
+    else:                               # the lowest point (the first of equals), up
+        best, p = np.inf, np.empty(3)
+        for j in range(count):
+            i = active[j]
+            for m in range(first_point[i], first_point[i + 1]):
+                _on_pose(frames[i], points[m], True, p)
+                height = _dot3(p, up)
+                if height < best:
+                    best = height
+                    for r in range(3):
+                        ground_o[r] = p[r]
+        for r in range(3):
+            ground_n[r] = up[r]
+    total = np.empty(6)
+    for e in range(6):
+        total[e] = world[active[0], e]
+    for j in range(1, count):
+        for e in range(6):
+            total[e] = total[e] + world[active[j], e]
+    out[lay[5]] = 1.0 if _cop_on(total, ground_o, ground_n, threshold, out, lay[3]) else 0.0
+    along = _dot3(ground_n, up)
+    for r in range(3):
+        diff[r] = com[r] - ground_o[r]
+    height = _dot3(ground_n, diff) / along
+    out[lay[9]] = height
+    if not height > 0.0:
+        out[lay[8]], out[lay[10]] = np.nan, 0.0
+        return OK
+    omega = np.sqrt(norm / height)
+    xi = out[lay[6]:lay[7]]
+    for r in range(3):
+        xi[r] = com[r] + com_velocity[r] / omega
+        diff[r] = xi[r] - ground_o[r]
+    drop = _dot3(ground_n, diff) / along
+    for r in range(3):
+        out[lay[7] + r] = xi[r] - drop * up[r]
+    out[lay[8]], out[lay[10]] = omega, 1.0
+    return OK
 
 
 # ----------------------------------------------------------------------------- whole-body queries

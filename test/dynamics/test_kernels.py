@@ -213,3 +213,103 @@ def test_scatter_words_writes_the_numpy_quaternion_bit_for_bit():
         np.testing.assert_array_equal(words[1:12].view(np.uint64), want.view(np.uint64))
         assert words[0] == 0.0
         assert halves[24:28].tolist() == [2 ** 32 - 5, 999_999_999] * 2
+
+
+# ------------------------------------------------------------------------ balance
+
+def _balance_cases(rng, n):
+    """(name, w_H_b, s, gravity-free tweaks) of iCub states for the balance comparison:
+    random postures (the soles then on different planes: the lowest-point ground), the zero
+    posture with the soles on one plane, and the robot upside down (the CoM below the
+    ground: no pendulum)."""
+    upright = np.eye(4)
+    upright[2, 3] = 0.6
+    flipped = np.diag([1.0, -1.0, -1.0, 1.0])          # (the soles above the CoM)
+    yield "coplanar", upright, np.zeros(n)
+    yield "upside_down", flipped, np.zeros(n)
+    for k in range(6):
+        w_H_b = upright.copy()
+        w_H_b[:3, :3] = np.linalg.qr(rng.normal(size=(3, 3)))[0] if k % 2 else np.eye(3)
+        if np.linalg.det(w_H_b[:3, :3]) < 0:
+            w_H_b[:3, 0] *= -1.0
+        yield f"random{k}", w_H_b, rng.uniform(-0.4, 0.4, n)
+
+
+def _same_balance(ours, ref, what):
+    assert ours.names == ref.names and ours.active == ref.active, what
+    for i, (a, b) in enumerate(zip(ours.cops, ref.cops)):
+        assert a.reason == b.reason and (a.point is None) == (b.point is None), (what, i)
+        assert_close(a.normal_force, b.normal_force, f"{what} cop {i} fn", RTOL)
+        if b.point is not None:
+            assert_close(a.point, b.point, f"{what} cop {i}", RTOL)
+    if ref.ground is None:
+        assert ours.ground is None and ours.zmp is None and ours.divergence is None, what
+        return
+    assert_close(ours.ground.point, ref.ground.point, f"{what} ground point", RTOL)
+    assert_close(ours.ground.normal, ref.ground.normal, f"{what} ground normal", RTOL)
+    assert ours.zmp.reason == ref.zmp.reason, what
+    assert_close(ours.zmp.normal_force, ref.zmp.normal_force, f"{what} zmp fn", RTOL)
+    if ref.zmp.point is not None:
+        assert_close(ours.zmp.point, ref.zmp.point, f"{what} zmp", RTOL)
+    a, b = ours.divergence, ref.divergence
+    assert a.reason == b.reason and (a.dcm is None) == (b.dcm is None), what
+    assert_close(a.height, b.height, f"{what} height", RTOL)
+    if b.dcm is not None:
+        for field in ("dcm", "capture_point", "omega"):
+            assert_close(getattr(a, field), getattr(b, field), f"{what} {field}", RTOL)
+
+
+@pytest.mark.parametrize("gravity", [(0.0, 0.0, -9.81), (1.2, -0.7, -9.7)])
+def test_balance_kernel_equals_the_numpy_balance(model_cases, gravity, rng):
+    """compute_tick's balance on the compiled path (kernels.balance, NOT_SOLES falling back)
+    against the NumPy core's, iCub's soles and a line contact: CoPs, activity, their
+    reasons, the ground plane (one plane, the lowest point), ZMP, DCM, capture point, no
+    pendulum; wrenches missing, below the threshold, in the link's or another frame."""
+    from kin_dyn_ros.dynamics.contacts import Contact
+    urdf, joints = model_cases["icub"].urdf, model_cases["icub"].core_joints
+    fast = KinDynComputations(urdf, joints, gravity=np.array(gravity), compiled=True)
+    ref = KinDynComputations(urdf, joints, gravity=np.array(gravity), compiled=False)
+    sole = np.array([[0.08, 0.035, 0.0], [-0.05, 0.035, 0.0], [-0.05, -0.03, 0.0],
+                     [0.08, -0.03, 0.0]])
+    feet = {"l_sole": Contact("l_sole", sole, [0, 0, 1], 0.6),
+            "r_sole": Contact("r_sole", sole, [0, 0, 1], 0.6)}
+    edge = {**feet, "r_sole": Contact("r_sole", sole[:2], [0, 0, 1], 0.6)}     # a line
+    n, seen = fast.NDoF, set()
+    for name, w_H_b, s in _balance_cases(rng, n):
+        for contacts in (feet, edge):
+            for trial in range(4):
+                wrench = lambda: np.concatenate([rng.normal(0, 20, 2),     # noqa: E731
+                                                 [rng.uniform(30.0, 300.0)], rng.normal(0, 3, 3)])
+                wrenches = {"l_sole": ("l_sole", wrench()),
+                            "r_sole": ("r_ankle_2" if trial % 2 else "r_sole", wrench())}
+                if trial == 2:
+                    del wrenches["r_sole"]                  # no measured wrench
+                threshold = 1e9 if trial == 3 and contacts is feet else 5.0
+                args = (w_H_b, s, rng.normal(size=6), rng.normal(size=n), None, wrenches,
+                        contacts, threshold)
+                for rep in ("MIXED", "BODY_FIXED"):
+                    for kd in (fast, ref):
+                        kd.set_frame_velocity_representation(core_representation(rep))
+                    expected = ref.compute_tick(*args).balance
+                    _same_balance(fast.compute_tick(*args).balance, expected,
+                                  f"{name} {trial} {rep}")
+                    centre = lambda i: ref.forward_kinematics(             # noqa: E731
+                        list(contacts)[i], w_H_b, s)[:3] @ np.append(sole.mean(axis=0), 1.0)
+                    seen.update(_balance_kinds(expected, contacts is edge, centre))
+    assert seen == {"no wrench", "below threshold", "no active contact", "one plane",
+                    "lowest point", "no pendulum", "pendulum", "not a sole"}, seen
+
+
+def _balance_kinds(res, edge, centre):
+    """Which branches of balance() a result took (``centre``(i): contact i's sole centre in
+    the world: the ground's point when the active soles are on one plane)."""
+    kinds = {"no wrench" if c.reason == "no wrench" else "below threshold"
+             for c in res.cops if c.reason}
+    if res.ground is None:
+        return kinds | {"no active contact"}
+    if edge and 1 in res.active:
+        return kinds | {"not a sole"}            # (the NumPy path's SVD ground)
+    one_plane = np.allclose(res.ground.point, centre(res.active[0]), rtol=0, atol=1e-12)
+    kinds.add("one plane" if one_plane else "lowest point")
+    kinds.add("pendulum" if res.divergence.dcm is not None else "no pendulum")
+    return kinds
