@@ -22,6 +22,7 @@ NumPy methods otherwise: the rest of the core and the node call the same methods
 import atexit
 import os
 import pathlib
+import select
 import subprocess
 import sys
 import tempfile
@@ -341,8 +342,9 @@ def _packed_ints(kernels, model):
 # than the base and the in-process services) soon after; ``_LATER`` (horizon, coriolis: lazy,
 # at their first call) only in the processes that ask for them. With an empty cache the
 # node's process compiles ``_TICK`` (~13 s here) while one process beside it compiles
-# ``_GLUE`` (~3 s) and another ``_QUERIES`` and ``_LATER`` into the cache (~25 s, never
-# waited for: the node loads ``_QUERIES`` from the cache when it is done).
+# ``_GLUE`` (~4 s), then ``_QUERIES`` and ``_LATER`` into the cache (~25 s more, not waited
+# for: the node loads ``_QUERIES`` from the cache when it is done). Two compiling processes
+# on two cores: the tick's never shares its core.
 _TICK = ("tick", "frame_poses")
 _GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state", "balance")
 _QUERIES = ("whole_body", "frame_query")
@@ -404,18 +406,32 @@ def _cached(kernel):
         return False
 
 
-def _compile_beside(names, also=()):
-    """A process compiling the kernels ``names`` and ``also`` into the cache (None: not
-    worth one: ``names`` are all there)."""
+def _uncached(names):
+    """Those of the kernels ``names`` that numba's cache does not hold."""
     kernels = jit_path()
-    if jit_status().cache_dir is None or all(_cached(getattr(kernels, k)) for k in names):
+    return tuple(name for name in names if not _cached(getattr(kernels, name)))
+
+
+def _compile_beside(first, then):
+    """A process compiling the kernels ``first`` into the cache, saying so on its stdout
+    (:func:`_first_done`), then ``then`` (None: nothing to compile, or no cache to fill)."""
+    if jit_status().cache_dir is None or not (first or then):
         return None
     try:
-        return subprocess.Popen([sys.executable, "-m", __package__, "--only", *names, *also],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        return subprocess.Popen([sys.executable, "-m", __package__, "--only", *first, "--",
+                                 *then], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, cwd=_PACKAGE_PARENT)
     except OSError:
         return None
+
+
+def _first_done(process):
+    """Wait until ``process`` (:func:`_compile_beside`) has compiled its first kernels, or
+    ended, or COMPILE_BESIDE_S passed."""
+    if process is not None:
+        ready, _, _ = select.select([process.stdout], [], [], COMPILE_BESIDE_S)
+        if ready:
+            process.stdout.readline()
 
 
 def _finish(process):
@@ -475,30 +491,31 @@ def warm_up(compiled):
     """Compile (or load from the cache) the kernels of the tick (and, unless they need
     compiling, those of the queries), with the signatures the calls use, on ``compiled``'s
     model, once per process; returns the seconds it took (kept in :func:`jit_status` the
-    first time). With an empty cache the glue compiles in another process meanwhile and
-    loads from the cache here; the queries' kernels and ``_LATER`` compile in a third and
+    first time). With an empty cache another process compiles the glue meanwhile (which
+    then loads from the cache here), and after it the queries' kernels and ``_LATER``, which
     load here in the background when it ends (see ``_TICK``)."""
     t0 = time.perf_counter()
-    glue = _compile_beside(_GLUE)
-    queries = _compile_beside(_QUERIES, also=_LATER)
+    glue, queries = _uncached(_GLUE), _uncached(_QUERIES) and _QUERIES + _LATER
+    beside = _compile_beside(glue, queries)
     try:
         _warm(compiled, _TICK)
+        if glue:
+            _first_done(beside)
     except BaseException:
-        for process in (glue, queries):
-            if process is not None:
-                process.kill()
+        if beside is not None:
+            beside.kill()
         raise
-    finally:
-        _finish(glue)
     _warm(compiled, _GLUE)
     _no_compilation(compiled.k, _TICK + _GLUE)
-    if queries is None:
+    if beside is None or not queries:
+        if beside is not None:
+            _finish(beside)
         _warm(compiled, _QUERIES)
         _no_compilation(compiled.k, _QUERIES)
     else:
         _QUERIES_READY.clear()
-        _BESIDE.append(queries)
-        _LOADER[0] = threading.Thread(target=_load_queries, args=(compiled, queries),
+        _BESIDE.append(beside)
+        _LOADER[0] = threading.Thread(target=_load_queries, args=(compiled, beside),
                                       daemon=True, name="kin_dyn_ros queries' kernels")
         _LOADER[0].start()
     seconds = time.perf_counter() - t0
@@ -589,6 +606,11 @@ def prepare(everything=False):
     return time.perf_counter() - t0
 
 
+def _warm_up_model():
+    from .computations import KinDynComputations
+    return KinDynComputations(_WARM_UP_URDF, compiled=False).model
+
+
 def main(argv=None):
     """``python -m kin_dyn_ros.dynamics``: compile (or load) the kernels now and print which
     path runs and how long it took (set-up scripts run it once so that the first node start
@@ -596,11 +618,13 @@ def main(argv=None):
     :func:`warm_up` runs beside itself)."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--only"]:
+        first, _, then = " ".join(argv[1:]).partition("--")
         kernels = jit_path()
-        if kernels is not None:
-            from .computations import KinDynComputations
-            _warm(CompiledModel(kernels, KinDynComputations(
-                _WARM_UP_URDF, compiled=False).model, np.zeros(3)), argv[1:])
+        compiled = kernels and CompiledModel(kernels, _warm_up_model(), np.zeros(3))
+        for names in (first.split(), then.split()):
+            if compiled:
+                _warm(compiled, names)
+            print("compiled", *names, flush=True)       # (what _first_done waits for)
         return
     seconds = prepare(everything=True)
     print(f"kin_dyn_ros dynamics: {jit_status().describe()}; ready in {seconds:.1f} s")
