@@ -35,7 +35,8 @@ from .algorithms import SINGULAR_BASE
 from .checks import checked_arrays
 
 __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMassMatrix",
-           "warm_up", "ensure_compiled", "prepare", "queries_ready", "BalanceContacts", "inputs", "compiled_kernels", "EMPTY",
+           "warm_up", "ensure_compiled", "prepare", "queries_ready", "BalanceContacts",
+           "inputs", "compiled_kernels", "EMPTY",
            "NO_TARGETS", "NO_FRAMES", "NO_WRENCHES"]
 
 _FALSE = ("0", "false", "no", "off")
@@ -497,6 +498,8 @@ def warm_up(compiled):
     t0 = time.perf_counter()
     glue, queries = _uncached(_GLUE), _uncached(_QUERIES) and _QUERIES + _LATER
     beside = _compile_beside(glue, queries)
+    if beside is not None:
+        _BESIDE.append(beside)
     try:
         _warm(compiled, _TICK)
         if glue:
@@ -514,7 +517,6 @@ def warm_up(compiled):
         _no_compilation(compiled.k, _QUERIES)
     else:
         _QUERIES_READY.clear()
-        _BESIDE.append(beside)
         _LOADER[0] = threading.Thread(target=_load_queries, args=(compiled, beside),
                                       daemon=True, name="kin_dyn_ros queries' kernels")
         _LOADER[0].start()

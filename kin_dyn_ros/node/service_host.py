@@ -17,7 +17,8 @@ the one it holds is not used ("no measured state yet").
 
 The process computes ~/get_* and ~/get_dynamics_horizon itself (it is not the tick's
 process), and ~/check_equilibrium in a QueryWorker of its own (milliseconds to tens:
-~/get_dynamics does not queue behind it). ~/get_* run on the NumPy core (as the workers:
+~/get_dynamics does not queue behind it), started at the first check (~1 s then; ~65-85 MB
+resident that a robot whose planners never check does not hold). ~/get_* run on the NumPy core (as the workers:
 numba and the kernels cost ~110 MB and ~1 s of CPU at every start); ~/get_dynamics_horizon
 on the compiled kernels, which the process loads at its first horizon request (~1 s from
 the cache the node's start-up filled; :meth:`_Host.horizon_source`): a 50-state horizon
@@ -269,8 +270,6 @@ class _Host:
             kd = self._snapshot.kd
         contacts = {name: make_contact((name, np.array(points), normal, friction), link)
                     for name, link, points, normal, friction in config.get("contacts", [])}
-        if contacts and kd is not None:
-            self._checks.start()            # its start-up now, not at the first check
         self._generation = config["generation"]
         self._configured = config.get("configured", self._configured)
         if kd is not None and not self._working:     # started: the working priority

@@ -245,7 +245,8 @@ class InProcessServices:
 
     def configure(self, kd, urdf, settings, contacts):
         """As :meth:`.service_host.ServiceHost.configure`; a new model drops the measured
-        state (its workers get the model and start now, not at the first call)."""
+        state (its workers get the model; the queries' starts now, the checks' at the first
+        check, as in the services' process)."""
         old = self._snapshot.kd
         measured = self._snapshot.measured
         if kd is not None and (old is None or old.model is not kd.model):
@@ -253,8 +254,6 @@ class InProcessServices:
             for worker in (self._queries, self._checks):
                 worker.set_model(urdf, kd.model.root_link, kd.gravity, model=kd.model)
             self._queries.start()   # its start-up (~1 s of CPU) now, not at the first call
-        if kd is not None and contacts:
-            self._checks.start()    # (without contacts a check never reaches it)
         self._snapshot = Snapshot(kd, measured if kd is not None else None,
                                   settings.velocity_representation, settings.frame_prefix,
                                   dict(contacts), settings.horizon_max_states)
