@@ -80,8 +80,7 @@ from .balance_outputs import BalanceMessages  # noqa: E402
 from .markers import MarkerSet  # noqa: E402
 from .outputs import LATCHED_QOS, Publishers, TickMessages, static_transforms  # noqa: E402
 from .loop import TickLoop  # noqa: E402
-from .realtime import (bound_heap, configure_native_threads, configure_thread,  # noqa: E402
-                       lock_memory)
+from .realtime import configure_native_threads, configure_thread, lock_memory  # noqa: E402
 from .service_host import planner_services  # noqa: E402
 from .settings import MODEL_FIELDS, declare_settings, updated_settings  # noqa: E402
 from .sensor_thread import clock_ns  # noqa: E402
@@ -450,7 +449,6 @@ def main(args=None):
     Returns 1 when a parameter is invalid at start-up (bad value, wrong type, bad topic name
     or a robot_description that does not parse).
     """
-    bound_heap()     # bad input (a huge message) leaves no tens of MB behind
     rclpy.init(args=args)
     try:
         node = KinDynNode()

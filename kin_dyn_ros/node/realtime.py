@@ -1,6 +1,5 @@
 """Real-time scheduling of the ticking thread and memory locking, as ros2_control's
-controller_manager does it (``thread_priority``, ``cpu_affinity``, ``lock_memory``), and
-a heap that gives large blocks back (:func:`bound_heap`).
+controller_manager does it (``thread_priority``, ``cpu_affinity``, ``lock_memory``).
 
 Each request either takes effect or gives one warning naming why the OS refused it (no
 CAP_SYS_NICE and an rtprio limit below the priority, a cgroup without real-time runtime, no
@@ -22,7 +21,7 @@ import resource
 import threading
 
 __all__ = ["configure_thread", "configure_native_threads", "lock_memory", "rt_refusal",
-           "memlock_refusal", "bound_heap"]
+           "memlock_refusal"]
 
 _MCL_CURRENT, _MCL_FUTURE = 1, 2
 HOW_TO = ("Allow it with /etc/security/limits.conf (`<user> - rtprio 99`, `<user> - memlock "
@@ -102,26 +101,6 @@ def lock_memory():
         return None
     return (f"lock_memory: mlockall refused ({memlock_refusal(ctypes.get_errno())}); memory "
             f"is not locked. {HOW_TO}")
-
-
-_M_MMAP_THRESHOLD = -3
-MMAP_THRESHOLD = 1 << 20
-
-
-def bound_heap():
-    """glibc's malloc: blocks of MMAP_THRESHOLD (1 MB) or more always in pages of their own,
-    returned to the OS when freed. By default glibc raises that threshold to the size of the
-    largest block freed (up to 32 MB; e.g. a 20 MB robot_description or a JointState of
-    100,000 names, dropped as bad input) and keeps later blocks of that size in its heap:
-    tens of MB resident for good (+15 MB measured). The node's per-tick blocks are far
-    smaller. ``MALLOC_MMAP_THRESHOLD_``, when set, wins; other C libraries: nothing done.
-    Returns whether it took effect."""
-    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
-        return False
-    try:
-        return ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
-    except (AttributeError, OSError):
-        return False
 
 
 def memlock_refusal(code, memlock_limit=None):

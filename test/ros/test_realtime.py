@@ -8,10 +8,8 @@ Run:  source scripts/env.sh && python -m pytest test/ros/test_realtime.py
 """
 
 import errno
-import json
 import os
 import pathlib
-import platform
 import re
 import shutil
 import subprocess
@@ -173,34 +171,3 @@ def test_without_the_privileges_one_warning_each_and_the_node_runs(ros_context):
     assert len(memory) == 1 and 'memlock limit' in memory[0], out
     assert out.count('sensor_thread_cpu is deprecated') == 1
     assert 'limits.conf' in out and 'Traceback' not in out
-
-
-HEAP = """
-import json, sys
-sys.path.insert(0, {repo!r})
-from kin_dyn_ros.node.realtime import bound_heap
-def rss():
-    return int(open('/proc/self/status').read().split('VmRSS:')[1].split()[0]) / 1024
-bounded = bound_heap() if {bound} else False
-before = rss()
-big = bytearray(20 << 20)         # a 20 MB message, dropped
-del big
-blocks = [bytearray(2 << 20) for _ in range(10)]      # then blocks below that size
-del blocks
-print(json.dumps(dict(bounded=bounded, kept_mb=rss() - before)))
-"""
-
-
-@pytest.mark.skipif(not os.path.exists('/proc/self/status')
-                    or platform.libc_ver()[0] != 'glibc', reason='glibc malloc')
-def test_bound_heap_gives_large_blocks_back():
-    """After a 20 MB block is freed, glibc's default keeps the next 2 MB blocks in its heap
-    (~20 MB resident after they are freed: the control); bound_heap gives them back."""
-    def kept(bound):
-        env = {k: v for k, v in os.environ.items() if k != 'MALLOC_MMAP_THRESHOLD_'}
-        out = subprocess.run([sys.executable, '-c', HEAP.format(repo=str(REPO), bound=bound)],
-                             env=env, capture_output=True, text=True, check=True, timeout=60)
-        return json.loads(out.stdout)
-    default, bounded = kept(False), kept(True)
-    assert default['kept_mb'] > 15.0, default            # the problem is there
-    assert bounded['bounded'] and bounded['kept_mb'] < 3.0, bounded
