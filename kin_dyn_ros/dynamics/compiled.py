@@ -132,11 +132,10 @@ def _f64(x):
 _F64 = np.dtype(np.float64)
 _EMPTY = EMPTY = np.empty(0)
 _EYE4 = np.eye(4)
+_S44 = (4, 4)
 NO_TARGETS = np.empty((0, 2), dtype=np.int64)
 NO_FRAMES = np.empty(0, dtype=np.int64)
 NO_WRENCHES = np.empty((0, 6))
-_WHOLE = {"com": 0, "mass": 1, "rnea": 2, "gravity": 4, "cmm": 8, "aba": 16, "minv": 32}
-_FRAME = {"pose": 1, "jacobian": 2, "jacobian_dot": 4, "relative": 8}
 
 
 class BalanceContacts:
@@ -165,6 +164,10 @@ class SingularMassMatrix(ValueError):
     """The mass matrix (or its floating-base block) is singular."""
 
 
+_SLOTS = tuple(range(7))              # CompiledModel._call's state arguments
+_TICK_SLOTS = (0, 1, 2, 3, 6)         # the tick's: no accelerations
+
+
 class CompiledModel:
     """A model and a gravity packed for :mod:`.kernels` (``mf``, ``mi``), and the calls of
     ``KinDynComputations`` on them (frames as indices, representations as ints)."""
@@ -176,34 +179,53 @@ class CompiledModel:
         self.mf, self.mi = _packed_floats(kernels, model, gravity), _packed_ints(kernels, model)
         self._state = ("w_H_b", (4, 4)), ("s", (n,)), ("base_vel", (6,)), ("s_dot", (n,)), \
             ("base_acc", (6,)), ("s_ddot", (n,)), ("tau", (n,))
+        self._shapes = tuple(shape for _, shape in self._state)
+        size = 6 + n
+        k = kernels
+        # what -> (the kernel's request, out's length, the answer's shape; None: out)
+        self._whole = {"com": (0, 3, None), "mass": (k.WANT_MASS, 3 + size * size, (size, size)),
+                       "rnea": (k.WANT_RNEA, 3 + size, (size,)),
+                       "gravity": (k.WANT_GRAVITY, 3 + size, (size,)),
+                       "cmm": (k.WANT_CMM, 3 + 6 * size, (6, size)),
+                       "com_jacobian": (k.WANT_COMJ, 3 + 3 * size, (3, size)),
+                       "aba": (k.WANT_ABA, 3 + size, (size,)),
+                       "minv": (k.WANT_MINV, 3 + size * size, (size, size))}
+        self._frame = {"pose": (k.WANT_POSE, 16, (4, 4)),
+                       "jacobian": (k.WANT_JACOBIAN, 6 * size, (6, size)),
+                       "jacobian_dot": (k.WANT_JDOT, 6 * size, (6, size)),
+                       "relative": (k.WANT_RELATIVE, 6 * n, (6, n))}
 
-    def _call(self, kernel, head, items, tail):
-        """``kernel(*head, *state, *tail)`` with the state arrays of ``items`` ((name, value,
-        shape), value None: left out, given as an empty array); ValueError naming a wrong
-        shape or a NaN/inf (NOT_FINITE).
+    def _call(self, kernel, head, state, tail, slots=_SLOTS):
+        """(status, arrays) of ``kernel(*head, *arrays, *tail)`` for the ``state`` arguments
+        that are ``slots`` of (w_H_b, s, base_vel, s_dot, base_acc, s_ddot, tau) (None: left
+        out, given as an empty array); ValueError naming a wrong shape or a NaN/inf
+        (NOT_FINITE).
 
         Arrays of the compiled types (float64, C-contiguous, writable) go straight in;
         anything else is refused by the dispatcher (compilation is off after the warm-up,
         :func:`warm_up`) and retried as such copies: no check costs a well-formed call more
         than a shape comparison."""
-        items = [item for item in items if item[1] is not None]
-        state = [value for _, value, _ in items]
+        args = list(state)
         try:
-            for _, value, shape in items:
-                if value.shape != shape:
+            for i, value in enumerate(state):
+                if value is None:
+                    args[i] = _EMPTY
+                elif value.shape != self._shapes[slots[i]]:
                     raise TypeError
-            status = kernel(*head, *state, *tail)
+            status = kernel(*head, *args, *tail)
         except (AttributeError, TypeError):
-            state = inputs(*items)            # raises naming a wrong shape
-            status = kernel(*head, *state, *tail)
+            items = self._items(state, slots)
+            given = iter(inputs(*items))           # raises naming a wrong shape
+            args = [_EMPTY if value is None else next(given) for value in state]
+            status = kernel(*head, *args, *tail)
         if status == self.k.NOT_FINITE:
-            checked_arrays(*items)            # raises naming the value, if one of these
-        return status, state
+            checked_arrays(*self._items(state, slots))   # raises naming the value, if one
+        return status, args
 
-    def _state_items(self, values):
-        """(name, value or an empty array, shape) of the seven state arguments."""
-        return [(name, _EMPTY, (0,)) if v is None else (name, v, shape)
-                for (name, shape), v in zip(self._state, values)]
+    def _items(self, state, slots):
+        """(name, value, shape) of the given (not None) state arguments."""
+        return [(self._state[slot][0], value, self._state[slot][1])
+                for slot, value in zip(slots, state) if value is not None]
 
     # -- per tick ------------------------------------------------------------------------
     def tick(self, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches):
@@ -214,11 +236,9 @@ class CompiledModel:
         n = self.n
         out = np.empty(22 * n + 19)
         poses = np.empty((n + 1, 4, 4))
-        items = (("w_H_b", w_H_b, (4, 4)), ("s", s, (n,)), ("base_vel", nu, (6,)),
-                 ("s_dot", s_dot, (n,)),
-                 ("tau", _EMPTY, (0,)) if tau is None else ("tau", tau, (n,)))
-        status, state = self._call(self.k.tick, (self.mf, self.mi, int(rep)), items,
-                                   (targets, wrenches, out, poses))
+        status, state = self._call(self.k.tick, (self.mf, self.mi, int(rep)),
+                                   (w_H_b, s, nu, s_dot, tau), (targets, wrenches, out, poses),
+                                   _TICK_SLOTS)
         return status, state[0], out, poses
 
     def balance(self, poses, base_position, contacts, expressed, wrenches, measured,
@@ -245,27 +265,33 @@ class CompiledModel:
     # -- queries -------------------------------------------------------------------------
     def whole(self, rep, what, w_H_b, s, nu=None, s_dot=None, nu_dot=None, s_ddot=None,
               tau=None, gravity=True, frames=NO_FRAMES, wrenches=NO_WRENCHES):
-        """One whole-body quantity (``what``: com, mass, rnea, gravity, cmm, aba, minv) of
-        :func:`.kernels.whole_body`, in the representation ``rep``, user joint order;
-        ``wrenches`` (k, 6) finite, on frame indices ``frames`` (k,). ValueError naming a
-        wrong or non-finite input; SingularMassMatrix. (Waits for the queries' kernels in
-        the first seconds after a start that compiled them: :func:`queries_ready`.)"""
+        """One whole-body quantity (``what``: com, mass, rnea, gravity, cmm, com_jacobian,
+        aba, minv) of :func:`.kernels.whole_body`, in the representation ``rep``, user joint
+        order; ``wrenches`` (k, 6) finite, on frame indices ``frames`` (k,). ValueError
+        naming a wrong or non-finite input; SingularMassMatrix. (Waits for the queries'
+        kernels in the first seconds after a start that compiled them:
+        :func:`queries_ready`.)"""
         if not _QUERIES_READY.is_set():
             _await_queries()
-        size = 6 + self.n
-        length = {"com": 0, "mass": size * size, "minv": size * size, "cmm": 6 * size}.get(
-            what, size)
-        out = np.empty(3 + length)
-        items = self._state_items((w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau))
-        status, _ = self._call(self.k.whole_body, (self.mf, self.mi, int(rep), _WHOLE[what]),
-                               items, (gravity, frames, wrenches, out))
-        if status == self.k.NOT_FINITE:
+        want, length, shape = self._whole[what]
+        out = np.empty(length)
+        try:                    # the calls at a position only, without a list (~1 us)
+            if not (nu is s_dot is nu_dot is s_ddot is tau is None and w_H_b.shape == _S44
+                    and s.shape == self._shapes[1]):
+                raise TypeError
+            status = self.k.whole_body(self.mf, self.mi, int(rep), want, w_H_b, s, _EMPTY,
+                                       _EMPTY, _EMPTY, _EMPTY, _EMPTY, gravity, frames,
+                                       wrenches, out)
+        except (AttributeError, TypeError):
+            status, _ = self._call(self.k.whole_body, (self.mf, self.mi, int(rep), want),
+                                   (w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau),
+                                   (gravity, frames, wrenches, out))
+        if status == self.k.NOT_FINITE:      # names the value, else it was a wrench
+            checked_arrays(*self._items((w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau), _SLOTS))
             raise ValueError("an external wrench contains NaN or inf")
         if status == self.k.SINGULAR:
             raise SingularMassMatrix(SINGULAR_BASE)
-        if what == "com":
-            return out
-        return out[3:].reshape(-1, size) if what in ("mass", "minv", "cmm") else out[3:]
+        return out if shape is None else out[3:].reshape(shape)
 
     def frame(self, rep, what, frame, w_H_b, s, nu=None, s_dot=None):
         """One quantity of frame index ``frame`` (``what``: pose, jacobian, jacobian_dot,
@@ -273,16 +299,24 @@ class CompiledModel:
         as :meth:`whole`.)"""
         if not _QUERIES_READY.is_set():
             _await_queries()
-        size = 6 + self.n
-        length = {"pose": 16, "relative": 6 * self.n}.get(what, 6 * size)
+        want, length, shape = self._frame[what]
         out = np.empty(length)
-        items = self._state_items((_EYE4 if w_H_b is None else w_H_b, s, nu, s_dot))
-        status, _ = self._call(self.k.frame_query,
-                               (self.mf, self.mi, int(rep), _FRAME[what], frame), items, (out,))
+        if w_H_b is None:
+            w_H_b = _EYE4
+        try:                    # as whole's
+            if not (nu is s_dot is None and w_H_b.shape == _S44
+                    and s.shape == self._shapes[1]):
+                raise TypeError
+            status = self.k.frame_query(self.mf, self.mi, int(rep), want, frame, w_H_b, s,
+                                        _EMPTY, _EMPTY, out)
+        except (AttributeError, TypeError):
+            status, _ = self._call(self.k.frame_query,
+                                   (self.mf, self.mi, int(rep), want, frame),
+                                   (w_H_b, s, nu, s_dot), (out,))
         if status != self.k.OK:
+            checked_arrays(*self._items((w_H_b, s, nu, s_dot), _SLOTS))
             raise ValueError("an input contains NaN or inf")
-        return out.reshape((4, 4) if what == "pose" else (6, -1))
-
+        return out.reshape(shape)
 
     def coriolis(self, rep, w_H_b, s, nu, s_dot):
         """C (6 + n, 6 + n) of :func:`.kernels.coriolis` (compiled at its first call, as

@@ -341,7 +341,7 @@ class KinDynComputations:
     def _batched(self, quantity, w_H_b, s, base_vel=None, s_dot=None, frame=None):
         """:meth:`dynamics_horizon`'s ``quantity`` (K, ...) (of ``frame`` alone: the frame
         axis dropped), or None when ``w_H_b`` is one state's (4, 4)."""
-        if np.ndim(w_H_b) != 3:
+        if type(w_H_b) is np.ndarray and w_H_b.ndim == 2 or np.ndim(w_H_b) != 3:
             return None
         frames = () if frame is None else (frame,)
         out = self.dynamics_horizon(w_H_b, s, base_vel, s_dot, frames, (quantity,))[quantity]
@@ -453,7 +453,7 @@ class KinDynComputations:
         if (batch := self._batched("com_jacobian", w_H_b, s)) is not None:
             return batch
         if self._jit is not None:
-            return self._jit.whole(self.rep, "cmm", w_H_b, s)[:3] / self._total_mass
+            return self._jit.whole(self.rep, "com_jacobian", w_H_b, s)
         return self.centroidal_momentum_matrix(w_H_b, s)[:3] / self.model.total_mass
 
     def centroidal_momentum_matrix(self, w_H_b, s):

@@ -30,13 +30,18 @@ __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout
            "whole_body", "frame_query", "frame_poses", "scatter_words", "merge_joint_state",
            "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout", "balance",
            "balance_layout", "NOT_SOLES",
-           "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV",
+           "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV", "WANT_COMJ",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE"]
 
 OK, NOT_FINITE, SINGULAR = 0, 1, 2
 MIXED, BODY, INERTIAL = 2, 1, 0                       # Representations' values
 # whole_body's requests (bit mask)
 WANT_MASS, WANT_RNEA, WANT_GRAVITY, WANT_CMM, WANT_ABA, WANT_MINV = 1, 2, 4, 8, 16, 32
+WANT_COMJ = 64
+# how much of the forward pass a request needs (_forward_pass): the masses and first
+# moments only (CoM, gravity forces, CoM Jacobian), the bodies' inertias (RNEA), everything
+# (CRBA's composite inertias too)
+MOMENTS, INERTIAS, COMPOSITES = 0, 1, 2
 # frame_query's requests
 WANT_POSE, WANT_JACOBIAN, WANT_JDOT, WANT_RELATIVE = 1, 2, 4, 8
 
@@ -45,6 +50,11 @@ WANT_POSE, WANT_JACOBIAN, WANT_JDOT, WANT_RELATIVE = 1, 2, 4, 8
 # divisions are by masses, pivots and norms checked before), without a test per division.
 _jit = njit(cache=os.environ.get("KIN_DYN_JIT_CACHE", "1") != "0", nogil=True,
             error_model="numpy")
+# The small algebra of the inner loops is inlined into its callers (numba's IR): a call
+# between compiled functions costs ~20-60 ns (every array argument passed as a struct, its
+# view reference-counted), more than the arithmetic; _poses took 3.5 us for iCub's 32 joints
+# with calls, 1.3 inlined.
+_inline = njit(nogil=True, error_model="numpy", inline="always")
 
 
 # ----------------------------------------------------------------------------- layout
@@ -78,14 +88,14 @@ def int_layout(n, n_frames):
 
 # ----------------------------------------------------------------------------- small algebra
 
-@_jit
+@_inline
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@_jit
+@_inline
 def _motion_cross(v, m, out):
     """out = v x m for motion vectors [lin; ang] (6,)."""
     out[0] = v[4] * m[2] - v[5] * m[1] + v[1] * m[5] - v[2] * m[4]
@@ -96,7 +106,7 @@ def _motion_cross(v, m, out):
     out[5] = v[3] * m[4] - v[4] * m[3]
 
 
-@_jit
+@_inline
 def _force_cross_add(v, f, out):
     """out += v x* f for a motion vector v and a force vector f = [force; torque]."""
     out[0] += v[4] * f[2] - v[5] * f[1]
@@ -107,7 +117,7 @@ def _force_cross_add(v, f, out):
     out[5] += v[3] * f[4] - v[4] * f[3] + v[0] * f[1] - v[1] * f[0]
 
 
-@_jit
+@_inline
 def _inertia_times(ic, v, out):
     """out = I v for a compact spatial inertia ic (13,): [m v - h x w; h x v + Ibar w]."""
     m = ic[0]
@@ -120,12 +130,12 @@ def _inertia_times(ic, v, out):
     out[5] = h0 * v[1] - h1 * v[0] + ic[10] * v[3] + ic[11] * v[4] + ic[12] * v[5]
 
 
-@_jit
+@_inline
 def _dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-@_jit
+@_inline
 def _compose(a, b, out):
     """out = a b for rigid transforms (4, 4) (the last row is [0, 0, 0, 1])."""
     for i in range(3):
@@ -136,7 +146,7 @@ def _compose(a, b, out):
     out[3, 3] = 1.0
 
 
-@_jit
+@_inline
 def _transform_motion(h, s, out):
     """out = A_X_B s: a motion vector [v; w] (6,) in B to A, for h = A_H_B (4, 4)."""
     for i in range(3):
@@ -147,7 +157,7 @@ def _transform_motion(h, s, out):
     out[2] += h[0, 3] * out[4] - h[1, 3] * out[3]
 
 
-@_jit
+@_inline
 def _times6(t, v, out):
     """out = t v for t (6, 6) and v (6,) (no BLAS call for a 6 x 6 product)."""
     for i in range(6):
@@ -155,7 +165,7 @@ def _times6(t, v, out):
             + t[i, 4] * v[4] + t[i, 5] * v[5]
 
 
-@_jit
+@_inline
 def _base_pose(w_H_b, out):
     """out (4, 4) = [w_R_b, 0; 0, 1]: the base's pose in C, from w_H_b (4, 4)."""
     for i in range(4):
@@ -216,7 +226,7 @@ def _base_drift_times(rep, t, nu, out):
 
 # ----------------------------------------------------------------------------- forward pass
 
-@_jit
+@_inline
 def _local(basis, q, out):
     """parent_body_H_body (4, 4) of a joint with ``basis`` (4, 16) at position q."""
     s, c = np.sin(q), np.cos(q)
@@ -241,8 +251,9 @@ def _poses(mf, mi, w_H_b, q, poses, local):
 
 
 @_jit
-def _inertias(mf, mi, poses, inertia, subspace):
-    """Body inertias in C (N, 13) and joint screws in C (n, 6) from the body poses."""
+def _inertias(mf, mi, poses, inertia, subspace, level):
+    """Body inertias in C (N, 13) and joint screws in C (n, 6) from the body poses; at
+    ``level`` MOMENTS only each inertia's mass and first moment (its first 4 numbers)."""
     n, n_frames = mi[0], mi[1]
     lay = float_layout(n, n_frames)
     screw = mf[lay[1]:lay[2]].reshape((n, 6))
@@ -254,6 +265,12 @@ def _inertias(mf, mi, poses, inertia, subspace):
         m = body[b, 0]
         for i in range(3):
             rh[i] = h[i, 0] * body[b, 1] + h[i, 1] * body[b, 2] + h[i, 2] * body[b, 3]
+        out = inertia[b]
+        out[0] = m
+        for i in range(3):
+            out[1 + i] = rh[i] + m * h[i, 3]
+        if level == MOMENTS:
+            continue
         for i in range(3):                       # R Ibar R^T
             for j in range(3):
                 acc = 0.0
@@ -264,10 +281,6 @@ def _inertias(mf, mi, poses, inertia, subspace):
         p0, p1, p2 = h[0, 3], h[1, 3], h[2, 3]
         hp = rh[0] * p0 + rh[1] * p1 + rh[2] * p2
         pp = p0 * p0 + p1 * p1 + p2 * p2
-        out = inertia[b]
-        out[0] = m
-        for i in range(3):
-            out[1 + i] = rh[i] + m * h[i, 3]
         # Ibar about C's origin: Ibar_r - p h^T - h p^T + 2 (h.p) 1 - m p p^T + m |p|^2 1
         for i in range(3):
             for j in range(3):
@@ -280,53 +293,63 @@ def _inertias(mf, mi, poses, inertia, subspace):
 
 
 @_jit
-def _composite(mi, inertia, composite):
-    """Subtree sums of the body inertias (N, 13): CRBA's composite inertias."""
+def _composite(mi, inertia, composite, width):
+    """Subtree sums of the body inertias (N, 13): CRBA's composite inertias (their first
+    ``width`` numbers: 4 for the masses and first moments)."""
     n = mi[0]
     for i in range(n + 1):
-        for e in range(13):
+        for e in range(width):
             composite[i, e] = inertia[i, e]
     for i in range(n, 0, -1):
         p = mi[2 + i]
-        for e in range(13):
+        for e in range(width):
             composite[p, e] += composite[i, e]
 
 
 @_jit
-def _forces(composite, subspace, force):
-    """Ic_j S_j (n, 6): joint j's subtree momentum per unit joint velocity."""
+def _forces(composite, subspace, force, level):
+    """Ic_j S_j (n, 6): joint j's subtree momentum per unit joint velocity (below ``level``
+    COMPOSITES its linear part only, the first 3, from the masses and first moments)."""
     for k in range(subspace.shape[0]):
-        _inertia_times(composite[k + 1], subspace[k], force[k])
+        if level != COMPOSITES:
+            ic, v = composite[k + 1], subspace[k]
+            force[k, 0] = ic[0] * v[0] - (ic[2] * v[5] - ic[3] * v[4])
+            force[k, 1] = ic[0] * v[1] - (ic[3] * v[3] - ic[1] * v[5])
+            force[k, 2] = ic[0] * v[2] - (ic[1] * v[4] - ic[2] * v[3])
+        else:
+            _inertia_times(composite[k + 1], subspace[k], force[k])
 
 
 @_jit
-def _forward_pass(mf, mi, w_H_b, q, poses, local):
+def _forward_pass(mf, mi, w_H_b, q, poses, local, level):
     """One kinematics pass at internal positions q (n,): fills C_H_body ``poses`` (N, 4, 4)
     and parent_body_H_body ``local`` (n, 4, 4); returns the body inertias (N, 13) and joint
-    screws (n, 6) in C, the composite inertias (N, 13) and Ic_j S_j (n, 6)."""
+    screws (n, 6) in C, the composite inertias (N, 13) and Ic_j S_j (n, 6), as far as
+    ``level`` asks (below COMPOSITES: the composites' masses and first moments and the
+    linear part of Ic_j S_j; MOMENTS: the bodies' too; the rest is left unwritten)."""
     n = mi[0]
     _poses(mf, mi, w_H_b, q, poses, local)
     inertia = np.empty((n + 1, 13))
     subspace = np.empty((n, 6))
-    _inertias(mf, mi, poses, inertia, subspace)
+    _inertias(mf, mi, poses, inertia, subspace, level)
     composite = np.empty((n + 1, 13))
-    _composite(mi, inertia, composite)
     force = np.empty((n, 6))
-    _forces(composite, subspace, force)
+    _composite(mi, inertia, composite, 13 if level == COMPOSITES else 4)
+    _forces(composite, subspace, force, level)
     return inertia, subspace, composite, force
 
 
 @_jit
-def _at_state(mf, mi, rep, w_H_b, s):
+def _at_state(mf, mi, rep, w_H_b, s, level):
     """The kinematics pass of a whole-body call at (w_H_b, s (n,) user order): internal q
     (n,), C_H_body poses (N, 4, 4), :func:`_forward_pass`'s inertias, screws, composites
-    and Ic_j S_j, and T (6, 6) (nu_C = T nu_rep)."""
+    and Ic_j S_j (as far as ``level`` asks), and T (6, 6) (nu_C = T nu_rep)."""
     n = mi[0]
     q = np.empty(n)
     _internal_q(mi, s, q)
     poses = np.empty((n + 1, 4, 4))
     local = np.empty((n, 4, 4))
-    inertia, subspace, composite, force = _forward_pass(mf, mi, w_H_b, q, poses, local)
+    inertia, subspace, composite, force = _forward_pass(mf, mi, w_H_b, q, poses, local, level)
     t = np.empty((6, 6))
     _base_transform(rep, w_H_b, t)
     return q, poses, inertia, subspace, composite, force, t
@@ -492,6 +515,41 @@ def _ltl_solve(lam, lmat, x):
 
 
 @_jit
+def _ltl_inverse(lam, lmat, out):
+    """out (size, size) = M^-1 from the factor of :func:`_ltl` (M = L^T L, every pivot
+    positive): X = L^-1 row by row (lower, tree-sparse: X[a, k] != 0 only for k an
+    ancestor of a or a), then M^-1 = X X^T (both triangles)."""
+    size = lmat.shape[0]
+    x = np.zeros((size, size))
+    for a in range(size):
+        j = lam[a]
+        while j >= 0:                   # (L X)[a, k] = 0: sum over j in a's chain
+            f = lmat[a, j]
+            k = j
+            while k >= 0:
+                x[a, k] += f * x[j, k]
+                k = lam[k]
+            j = lam[j]
+        d = 1.0 / lmat[a, a]
+        x[a, a] = d
+        k = lam[a]
+        while k >= 0:
+            x[a, k] *= -d
+            k = lam[k]
+    xt = x.T.copy()
+    out[:, :] = 0.0
+    for a in range(size):               # row a of X X^T: X[a, k] X[:, k] over a's chain
+        k = a
+        while k >= 0:
+            f = x[a, k]
+            for b in range(a + 1):      # independent products (vectorised), no reduction
+                out[a, b] += f * xt[k, b]
+            k = lam[k]
+        for b in range(a):
+            out[b, a] = out[a, b]
+
+
+@_jit
 def _forward_dynamics(mi, mass, h_c, tau, nu_rep, rep, w_H_b, out):
     """Solve M nu_dot = [0; tau] - h (all in C, internal order; M overwritten) and write
     nu_dot (6 + n,) to ``out``: base in rep, joints in user order, NaN for massless joints.
@@ -528,7 +586,7 @@ def _forward_dynamics(mi, mass, h_c, tau, nu_rep, rep, w_H_b, out):
 
 # ----------------------------------------------------------------------------- wrenches
 
-@_jit
+@_inline
 def _frame_pose(mf, mi, poses, frame, out):
     """C_H_frame (4, 4) of frame index ``frame``."""
     n, n_frames = mi[0], mi[1]
@@ -629,7 +687,8 @@ def tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses):
     _internal_q(mi, s, q)
     _internal_q(mi, s_dot, qd)
     local = np.empty((n, 4, 4))
-    inertia, subspace, composite, force = _forward_pass(mf, mi, w_H_b, q, poses, local)
+    inertia, subspace, composite, force = _forward_pass(mf, mi, w_H_b, q, poses, local,
+                                                        COMPOSITES)
     # /tf: link_H_joint @ local, and the quaternions, in user order
     internal = mi[3 + 2 * n:3 + 3 * n]
     link_H_joint = mf[lay[4]:lay[5]].reshape((n, 4, 4))
@@ -713,7 +772,7 @@ def frame_poses(mf, mi, poses, base_position, out):
 NOT_SOLES = 4      # balance: an active contact is not a flat sole (the caller computes it)
 
 
-@_jit
+@_inline
 def _dot3(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
@@ -915,6 +974,23 @@ def _mass_rep(mi, t, mass):
 
 
 @_jit
+def _user_square(mi, mat, out):
+    """out (6 + n, 6 + n) = mat^T with rows and columns in user order (for M, symmetric,
+    the same; M^-1's columns are solved as rows)."""
+    n = mi[0]
+    size = 6 + n
+    user = np.empty(size, dtype=np.int64)
+    for i in range(6):
+        user[i] = i
+    for k in range(n):
+        user[6 + k] = 6 + mi[3 + n + k]
+    for a in range(size):
+        ua = user[a]
+        for b in range(size):
+            out[user[b], ua] = mat[a, b]
+
+
+@_jit
 def _user_matrix(mi, rows, mat, out):
     """out (rows, 6 + n) = mat (rows, 6 + n) with joint columns in user order."""
     n = mi[0]
@@ -923,6 +999,30 @@ def _user_matrix(mi, rows, mat, out):
             out[r, c] = mat[r, c]
         for k in range(n):
             out[r, 6 + mi[3 + n + k]] = mat[r, 6 + k]
+
+
+@_jit
+def _com_only(mf, mi, w_H_b, s, out):
+    """whole_body's CoM alone (3,) world: the body poses and their masses' moments."""
+    n, n_frames = mi[0], mi[1]
+    q = np.empty(n)
+    _internal_q(mi, s, q)
+    poses = np.empty((n + 1, 4, 4))
+    local = np.empty((n, 4, 4))
+    _poses(mf, mi, w_H_b, q, poses, local)
+    lay = float_layout(n, n_frames)
+    body = mf[lay[2]:lay[3]].reshape((n + 1, 13))
+    moment = np.zeros(4)                 # m, then sum m c in C
+    for b in range(n + 1):
+        h = poses[b]
+        m = body[b, 0]
+        moment[0] += m
+        for i in range(3):
+            moment[1 + i] += h[i, 0] * body[b, 1] + h[i, 1] * body[b, 2] \
+                + h[i, 2] * body[b, 3] + m * h[i, 3]
+    for i in range(3):
+        out[i] = moment[1 + i] / moment[0] + w_H_b[i, 3]
+    return OK
 
 
 @_jit
@@ -943,7 +1043,14 @@ def whole_body(mf, mi, rep, want, w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau, grav
             and _finite(nu_dot) and _finite(s_ddot) and _finite(tau) and _finite(wrenches)):
         return NOT_FINITE
     lay = float_layout(n, n_frames)
-    q, poses, inertia, subspace, composite, force, t = _at_state(mf, mi, rep, w_H_b, s)
+    if want == 0:
+        return _com_only(mf, mi, w_H_b, s, out)
+    level = MOMENTS                      # gravity forces, CoM Jacobian
+    if want & (WANT_MASS | WANT_CMM | WANT_ABA | WANT_MINV):
+        level = COMPOSITES
+    elif want & WANT_RNEA:
+        level = INERTIAS
+    q, poses, inertia, subspace, composite, force, t = _at_state(mf, mi, rep, w_H_b, s, level)
     g = mf[lay[6]:lay[6] + 3]
     mass_total = composite[0, 0]
     com_c = np.empty(3)
@@ -952,22 +1059,20 @@ def whole_body(mf, mi, rep, want, w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau, grav
         out[i] = com_c[i] + w_H_b[i, 3]
     o = 3
     status = OK
-    matrix = np.empty((size, size))
-    h_c = np.empty(size)
-    body_wrench = np.zeros((n + 1, 6))
-    nu_c = np.empty(6)
-    acc_c = np.empty(6)
-    qd = np.empty(n)
+    matrix = np.empty((size, size) if want & (WANT_MASS | WANT_MINV) else (0, 0))
     if want & WANT_MASS or want & WANT_MINV:
         _mass_matrix(mi, composite, force, subspace, matrix)
         _mass_rep(mi, t, matrix)
         if want & WANT_MASS:
-            user = out[o:o + size * size].reshape((size, size))
-            tmp = np.empty((size, size))
-            _user_matrix(mi, size, matrix, tmp)
-            _user_matrix(mi, size, tmp.T.copy(), user)
+            _user_square(mi, matrix, out[o:o + size * size].reshape((size, size)))
             o += size * size
-    if want & WANT_RNEA or want & WANT_ABA:
+    dynamics = want & WANT_RNEA or want & WANT_ABA
+    h_c = np.empty(size if dynamics else 0)
+    body_wrench = np.zeros((n + 1 if dynamics else 0, 6))
+    nu_c = np.empty(6)
+    acc_c = np.empty(6)
+    qd = np.empty(n)
+    if dynamics:
         _internal_q(mi, s_dot, qd)
         _times6(t, nu, nu_c)
         _base_drift_times(rep, t, nu, acc_c)
@@ -1020,6 +1125,19 @@ def whole_body(mf, mi, rep, want, w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau, grav
             cmm[5, c] = col[5] - (com_c[0] * col[1] - com_c[1] * col[0])
         _user_matrix(mi, 6, cmm, out[o:o + 6 * size].reshape((6, size)))
         o += 6 * size
+    if want & WANT_COMJ:                 # m J_com: the CMM's linear rows (CoM-independent)
+        user = out[o:o + 3 * size].reshape((3, size))
+        mass_all = _total_mass(mf, n)
+        ic = composite[0]
+        for c in range(6):               # Ic_0 T's linear rows: m T_v - h x T_w
+            for e in range(3):
+                a, b = (e + 1) % 3, (e + 2) % 3
+                user[e, c] = (ic[0] * t[e, c] - (ic[1 + a] * t[3 + b, c]
+                                                 - ic[1 + b] * t[3 + a, c])) / mass_all
+        for k in range(n):
+            for e in range(3):
+                user[e, 6 + mi[3 + n + k]] = force[k, e] / mass_all
+        o += 3 * size
     if want & WANT_ABA:
         acc_c[:] = 0.0                   # C's acceleration zero, minus gravity
         if gravity_on:
@@ -1040,13 +1158,9 @@ def whole_body(mf, mi, rep, want, w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau, grav
         lam = _coordinate_parents(mi)
         if _massless(matrix, free) or not _ltl(lam, matrix, free):
             return SINGULAR
-        inverse = np.zeros((size, size))
-        for c in range(size):
-            inverse[c, c] = 1.0
-            _ltl_solve(lam, matrix, inverse[c])        # rows of a symmetric inverse
-        tmp = np.empty((size, size))
-        _user_matrix(mi, size, inverse, tmp)
-        _user_matrix(mi, size, tmp.T.copy(), out[o:o + size * size].reshape((size, size)))
+        inverse = np.empty((size, size))
+        _ltl_inverse(lam, matrix, inverse)
+        _user_square(mi, inverse, out[o:o + size * size].reshape((size, size)))
         o += size * size
     return status
 
@@ -1087,14 +1201,25 @@ def frame_query(mf, mi, rep, want, frame, w_H_b, s, nu, s_dot, out):
     body = mi[int_layout(n, n_frames)[3] + frame]
     path = np.empty(n + 1, dtype=np.int64)
     d = _path(mi, body, path)
-    poses = np.empty((d + 1, 4, 4))
-    local = np.empty((4, 4))
-    c_h_f = np.empty((4, 4))
-    t_h_c = np.empty((4, 4))
-    columns = np.empty((d, 6))
-    s_c = np.empty(6)
-    base_position = np.zeros(3)
-    base = np.eye(4)
+    work = np.empty(16 * (d + 1) + 64 + 6 * d + 9 + 3 * 36)   # one allocation, carved
+    poses = work[:16 * (d + 1)].reshape((d + 1, 4, 4))
+    w = 16 * (d + 1)
+    local = work[w:w + 16].reshape((4, 4))
+    c_h_f = work[w + 16:w + 32].reshape((4, 4))
+    t_h_c = work[w + 32:w + 48].reshape((4, 4))
+    base = work[w + 48:w + 64].reshape((4, 4))
+    w += 64
+    columns = work[w:w + 6 * d].reshape((d, 6))
+    w += 6 * d
+    s_c = work[w:w + 6]
+    base_position = work[w + 6:w + 9]
+    w += 9
+    t = work[w:w + 36].reshape((6, 6))
+    base_columns = work[w + 36:w + 72].reshape((6, 6))        # row c: column c of X T
+    tt = work[w + 72:w + 108].reshape((6, 6))
+    for i in range(4):
+        for j in range(4):
+            base[i, j] = 1.0 if i == j else 0.0
     o = 0
     for relative in (False, True):
         if relative and not want & WANT_RELATIVE:
@@ -1128,10 +1253,10 @@ def frame_query(mf, mi, rep, want, frame, w_H_b, s, nu, s_dot, out):
             _put_columns(jac, 0, columns, path, d, coordinate)
             o += 6 * n
             continue
-        t = np.empty((6, 6))
         _base_transform(rep, w_H_b, t)
-        base_columns = np.empty((6, 6))            # row c: column c of X T
-        tt = t.T.copy()
+        for i in range(6):
+            for j in range(6):
+                tt[i, j] = t[j, i]
         for c in range(6):
             _transform_motion(t_h_c, tt[c], base_columns[c])
         if want & WANT_JACOBIAN:
@@ -1240,7 +1365,8 @@ def coriolis(mf, mi, rep, w_H_b, s, nu, s_dot, out):
     size = 6 + n
     if not (_finite(w_H_b) and _finite(s) and _finite(nu) and _finite(s_dot)):
         return NOT_FINITE
-    _, _, inertia, subspace, composite, force, t = _at_state(mf, mi, rep, w_H_b, s)
+    _, _, inertia, subspace, composite, force, t = _at_state(mf, mi, rep, w_H_b, s,
+                                                             COMPOSITES)
     qd = np.empty(n)
     _internal_q(mi, s_dot, qd)
     vel = np.empty((n + 1, 6))
