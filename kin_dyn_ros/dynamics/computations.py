@@ -688,7 +688,8 @@ class KinDynComputations:
             out[at["gravity_torques"]:at["base_acceleration"]], base_acc, joint_acc,
             self.rep, fd_error, massless, lambda: jit.frame_poses(poses, base_position), frame,
             (lambda: self._compiled_balance(poses, base_position, frame, com, com_velocity,
-                                            contacts, frame_wrenches or {}, threshold))
+                                            contacts, frame_wrenches or {}, values,
+                                            threshold))
             if contacts else None,
             lambda: out[at["joint_quaternions"]:at["com"]].reshape(n, 4), out)
 
@@ -735,20 +736,23 @@ class KinDynComputations:
                        self.gravity, threshold, tuple(contacts), expressed)
 
     def _compiled_balance(self, poses, base_position, frame, com, com_velocity, contacts,
-                          frame_wrenches, threshold):
+                          frame_wrenches, values, threshold):
         """:meth:`_balance` by the compiled kernel (:func:`.kernels.balance`) on the tick's
-        body poses C_H_body (N, 4, 4) and base position (3,); by :meth:`_balance` where an
-        active contact is not a flat sole (the ground plane then needs an SVD)."""
+        body poses C_H_body (N, 4, 4) and base position (3,), with the tick's checked
+        wrenches ``values`` (6 k,) of ``frame_wrenches`` (in its order); by :meth:`_balance`
+        where an active contact is not a flat sole (the ground plane then needs an SVD)."""
         spec = self._balance_contacts(contacts)
         k = len(spec.links)
         expressed = spec.links.copy()
         wrenches = np.zeros((k, 6))
         measured = np.zeros(k, dtype=np.bool_)
+        rows = {link: 6 * j for j, link in enumerate(frame_wrenches)}
         for i, (link, contact) in enumerate(contacts.items()):
-            name, w = frame_wrenches.get(link, (None, None))
-            if w is not None:
-                wrenches[i] = _checked_wrench(link, w)
+            at = rows.get(link)
+            if at is not None:
+                wrenches[i] = values[at:at + 6]
                 measured[i] = True
+                name = frame_wrenches[link][0]
                 if name is not None and name != contact.link:
                     expressed[i] = self._frame(name)
         status, out = self._jit.balance(poses, base_position, spec, expressed, wrenches,

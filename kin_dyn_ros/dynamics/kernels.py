@@ -595,6 +595,14 @@ def _frame_pose(mf, mi, poses, frame, out):
     _compose(poses[mi[int_layout(n, n_frames)[3] + frame]], body_H_frame[frame], out)
 
 
+@_inline
+def _world_pose(mf, mi, poses, base_position, frame, out):
+    """World pose (4, 4) of frame index ``frame``: C_H_frame moved by the base position."""
+    _frame_pose(mf, mi, poses, frame, out)
+    for i in range(3):
+        out[i, 3] += base_position[i]
+
+
 @_jit
 def _sensor_wrenches(mf, mi, poses, targets, wrenches, body_wrench):
     """Body wrenches in C (N, 6) of F/T readings: targets (k, 2) [link frame, expressed
@@ -757,14 +765,8 @@ def tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses):
 @_jit
 def frame_poses(mf, mi, poses, base_position, out):
     """World pose (F, 4, 4) of every frame from C_H_body (N, 4, 4) and the base position."""
-    n, n_frames = mi[0], mi[1]
-    lay = float_layout(n, n_frames)
-    body_H_frame = mf[lay[3]:lay[4]].reshape((n_frames, 4, 4))
-    frame_body = mi[int_layout(n, n_frames)[3]:]
-    for f in range(n_frames):
-        _compose(poses[frame_body[f]], body_H_frame[f], out[f])
-        for i in range(3):
-            out[f, i, 3] += base_position[i]
+    for f in range(mi[1]):
+        _world_pose(mf, mi, poses, base_position, f, out[f])
 
 
 # ----------------------------------------------------------------------------- balance
@@ -777,13 +779,13 @@ def _dot3(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@_jit
+@_inline
 def _cop_on(w, o, n, threshold, out, at):
     """The CoP of wrench ``w`` (6,) (world, about the origin) on the plane through ``o``
     normal to ``n`` into out[at:at + 3], the normal force into out[at + 3]; whether the force
     is above ``threshold`` (else the point is not written). As balance._cop, operation for
     operation."""
-    fn = n[0] * w[0] + n[1] * w[1] + n[2] * w[2]
+    fn = _dot3(n, w)
     out[at + 3] = fn
     if not fn > threshold:
         return False
@@ -796,7 +798,7 @@ def _cop_on(w, o, n, threshold, out, at):
     return True
 
 
-@_jit
+@_inline
 def _on_pose(h, p, translate, out):
     """out = R p (+ t when ``translate``) of a pose h (4, 4), summed as balance._transform."""
     for r in range(3):
@@ -804,17 +806,17 @@ def _on_pose(h, p, translate, out):
         out[r] = v + h[r, 3] if translate else v
 
 
-@_jit
+@_inline
 def _world_wrench(h, w, out):
     """[R f; R tau + t x R f] of wrench ``w`` (6,) given in the axes of pose h (4, 4), about
     its origin (as balance._world_wrench)."""
     f, tau = np.empty(3), np.empty(3)
     _on_pose(h, w[:3], False, f)
     _on_pose(h, w[3:], False, tau)
-    out[0], out[1], out[2] = f[0], f[1], f[2]
-    out[3] = tau[0] + (h[1, 3] * f[2] - h[2, 3] * f[1])
-    out[4] = tau[1] + (h[2, 3] * f[0] - h[0, 3] * f[2])
-    out[5] = tau[2] + (h[0, 3] * f[1] - h[1, 3] * f[0])
+    _cross(h[:3, 3], f, out[3:])
+    for r in range(3):
+        out[r] = f[r]
+        out[3 + r] += tau[r]
 
 
 @_jit
@@ -855,9 +857,7 @@ def balance(mf, mi, poses, base_position, links, expressed, wrenches, measured, 
     count = 0
     for i in range(k):
         h = frames[i]
-        _frame_pose(mf, mi, poses, links[i], h)
-        for r in range(3):
-            h[r, 3] += base_position[r]
+        _world_pose(mf, mi, poses, base_position, links[i], h)
         _on_pose(h, centres[i], True, sole_o[i])
         _on_pose(h, normals[i], False, sole_n[i])
         at = 5 * i
@@ -867,9 +867,7 @@ def balance(mf, mi, poses, base_position, links, expressed, wrenches, measured, 
         if expressed[i] == links[i]:
             _world_wrench(h, wrenches[i], world[i])
         else:
-            _frame_pose(mf, mi, poses, expressed[i], other)
-            for r in range(3):
-                other[r, 3] += base_position[r]
+            _world_pose(mf, mi, poses, base_position, expressed[i], other)
             _world_wrench(other, wrenches[i], world[i])
         if _cop_on(world[i], sole_o[i], sole_n[i], threshold, out, at):
             out[at + 4] = 1.0
