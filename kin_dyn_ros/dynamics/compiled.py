@@ -264,7 +264,10 @@ class CompiledModel:
         return status, out
 
     def frame_poses(self, poses, base_position):
-        """World poses (F, 4, 4) of every frame from C_H_body (N, 4, 4)."""
+        """World poses (F, 4, 4) of every frame from C_H_body (N, 4, 4). (Waits as
+        :meth:`whole`.)"""
+        if not _QUERIES_READY.is_set():
+            _await_queries()
         out = np.empty((self.n_frames, 4, 4))
         self.k.frame_poses(self.mf, self.mi, poses, np.ascontiguousarray(base_position), out)
         return out
@@ -383,15 +386,16 @@ def _packed_ints(kernels, model):
 
 # The kernels in the order a process needs them: the tick's (``_TICK`` and ``_GLUE``) before
 # the node's first output; the queries' (``_QUERIES``: the node's odometry in a frame other
-# than the base and the in-process services) soon after; ``_LATER`` (horizon, coriolis: lazy,
+# than the base and the in-process services; every frame's world pose, which the node does
+# not publish) soon after; ``_LATER`` (horizon, coriolis: lazy,
 # at their first call) only in the processes that ask for them. With an empty cache the
-# node's process compiles ``_TICK`` (~13 s here) while one process beside it compiles
+# node's process compiles ``_TICK`` (~14-19 s here) while one process beside it compiles
 # ``_GLUE`` (~4 s), then ``_QUERIES`` and ``_LATER`` into the cache (~25 s more, not waited
 # for: the node loads ``_QUERIES`` from the cache when it is done). Two compiling processes
 # on two cores: the tick's never shares its core.
-_TICK = ("tick", "frame_poses")
+_TICK = ("tick",)
 _GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state", "balance")
-_QUERIES = ("whole_body", "frame_query")
+_QUERIES = ("whole_body", "frame_query", "frame_poses")
 _LATER = ("horizon", "coriolis")
 _QUERIES_READY = threading.Event()     # cleared while _QUERIES load in the background
 _QUERIES_READY.set()
