@@ -106,6 +106,8 @@ def main():
     for attr in ('render', 'balance_messages'):
         wrap(node.loop, attr, f'{attr}')
     wrap(m.kd, '_balance', '  balance (contact poses, CoPs, ZMP, DCM)')
+    wrap(m.kd, '_compiled_balance', '  balance, compiled (kernel, Balance)')
+    wrap(m.kd._jit, 'balance', '    of which the balance kernel')
     for attr in ('zmp', 'capture_point', 'cops'):
         wrap(m.balance_messages, attr, f'  render {attr}')
     gc.freeze()
