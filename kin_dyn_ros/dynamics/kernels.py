@@ -971,17 +971,24 @@ def _mass_rep(mi, t, mass):
             mass[r, e] = res[e]
 
 
-@_jit
-def _user_square(mi, mat, out):
-    """out (6 + n, 6 + n) = mat^T with rows and columns in user order (for M, symmetric,
-    the same; M^-1's columns are solved as rows)."""
+@_inline
+def _user_index(mi):
+    """Index (6 + n,) in user order of each generalized coordinate in internal order."""
     n = mi[0]
-    size = 6 + n
-    user = np.empty(size, dtype=np.int64)
+    user = np.empty(6 + n, dtype=np.int64)
     for i in range(6):
         user[i] = i
     for k in range(n):
         user[6 + k] = 6 + mi[3 + n + k]
+    return user
+
+
+@_jit
+def _user_square(mi, mat, out):
+    """out (6 + n, 6 + n) = mat^T with rows and columns in user order (for the symmetric
+    M and M^-1)."""
+    size = 6 + mi[0]
+    user = _user_index(mi)
     for a in range(size):
         ua = user[a]
         for b in range(size):
@@ -1450,11 +1457,7 @@ def coriolis(mf, mi, rep, w_H_b, s, nu, s_dot, out):
     for e in range(6):
         for col in range(size):
             c[e, col] = top[e, col]
-    user = np.empty(size, dtype=np.int64)
-    for k in range(6):
-        user[k] = k
-    for k in range(n):
-        user[6 + k] = 6 + mi[3 + n + k]
+    user = _user_index(mi)
     for r in range(size):
         for col in range(size):
             out[user[r], user[col]] = c[r, col]

@@ -293,7 +293,8 @@ def test_compiled_batch_equals_the_numpy_batch(setups, name, rep):
 SUBSETS = [("gravity_forces",), ("com_jacobian",), ("jacobian_dot_nu",), ("frame_poses",),
            ("com", "centroidal_momentum_matrix"), ("bias_forces", "jacobians"),
            ("mass_matrix", "com_jacobian", "jacobian_dots"),
-           ("jacobian_dot_nu", "gravity_forces", "com")]
+           ("jacobian_dot_nu", "gravity_forces", "com"),
+           ("com",), ("bias_forces", "gravity_forces")]   # the kernel's lighter passes
 
 
 @pytest.mark.parametrize("path", PATH_PARAMS)
