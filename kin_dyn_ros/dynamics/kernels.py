@@ -118,13 +118,21 @@ def _force_cross_add(v, f, out):
 
 
 @_inline
-def _inertia_times(ic, v, out):
-    """out = I v for a compact spatial inertia ic (13,): [m v - h x w; h x v + Ibar w]."""
+def _linear_times(ic, v, out):
+    """out[:3] = the linear part of I v, m v - h x w: it needs only the mass and first
+    moment of the compact spatial inertia ic."""
     m = ic[0]
     h0, h1, h2 = ic[1], ic[2], ic[3]
     out[0] = m * v[0] - (h1 * v[5] - h2 * v[4])
     out[1] = m * v[1] - (h2 * v[3] - h0 * v[5])
     out[2] = m * v[2] - (h0 * v[4] - h1 * v[3])
+
+
+@_inline
+def _inertia_times(ic, v, out):
+    """out = I v for a compact spatial inertia ic (13,): [m v - h x w; h x v + Ibar w]."""
+    _linear_times(ic, v, out)
+    h0, h1, h2 = ic[1], ic[2], ic[3]
     out[3] = h1 * v[2] - h2 * v[1] + ic[4] * v[3] + ic[5] * v[4] + ic[6] * v[5]
     out[4] = h2 * v[0] - h0 * v[2] + ic[7] * v[3] + ic[8] * v[4] + ic[9] * v[5]
     out[5] = h0 * v[1] - h1 * v[0] + ic[10] * v[3] + ic[11] * v[4] + ic[12] * v[5]
@@ -312,10 +320,7 @@ def _forces(composite, subspace, force, level):
     COMPOSITES its linear part only, the first 3, from the masses and first moments)."""
     for k in range(subspace.shape[0]):
         if level != COMPOSITES:
-            ic, v = composite[k + 1], subspace[k]
-            force[k, 0] = ic[0] * v[0] - (ic[2] * v[5] - ic[3] * v[4])
-            force[k, 1] = ic[0] * v[1] - (ic[3] * v[3] - ic[1] * v[5])
-            force[k, 2] = ic[0] * v[2] - (ic[1] * v[4] - ic[2] * v[3])
+            _linear_times(composite[k + 1], subspace[k], force[k])
         else:
             _inertia_times(composite[k + 1], subspace[k], force[k])
 
@@ -325,8 +330,10 @@ def _forward_pass(mf, mi, w_H_b, q, poses, local, level):
     """One kinematics pass at internal positions q (n,): fills C_H_body ``poses`` (N, 4, 4)
     and parent_body_H_body ``local`` (n, 4, 4); returns the body inertias (N, 13) and joint
     screws (n, 6) in C, the composite inertias (N, 13) and Ic_j S_j (n, 6), as far as
-    ``level`` asks (below COMPOSITES: the composites' masses and first moments and the
-    linear part of Ic_j S_j; MOMENTS: the bodies' too; the rest is left unwritten)."""
+    ``level`` asks: COMPOSITES all of them; INERTIAS the body inertias, and of the
+    composites and Ic_j S_j only what MOMENTS gives; MOMENTS the masses and first moments
+    (bodies' and composites') and the linear part of Ic_j S_j. The rest is left
+    unwritten."""
     n = mi[0]
     _poses(mf, mi, w_H_b, q, poses, local)
     inertia = np.empty((n + 1, 13))
@@ -1133,12 +1140,13 @@ def whole_body(mf, mi, rep, want, w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau, grav
     if want & WANT_COMJ:                 # m J_com: the CMM's linear rows (CoM-independent)
         user = out[o:o + 3 * size].reshape((3, size))
         mass_all = _total_mass(mf, n)
-        ic = composite[0]
-        for c in range(6):               # Ic_0 T's linear rows: m T_v - h x T_w
+        column, linear = np.empty(6), np.empty(3)
+        for c in range(6):               # Ic_0 T's linear rows
+            for e in range(6):
+                column[e] = t[e, c]
+            _linear_times(composite[0], column, linear)
             for e in range(3):
-                a, b = (e + 1) % 3, (e + 2) % 3
-                user[e, c] = (ic[0] * t[e, c] - (ic[1 + a] * t[3 + b, c]
-                                                 - ic[1 + b] * t[3 + a, c])) / mass_all
+                user[e, c] = linear[e] / mass_all
         for k in range(n):
             for e in range(3):
                 user[e, 6 + mi[3 + n + k]] = force[k, e] / mass_all
