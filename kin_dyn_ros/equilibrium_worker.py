@@ -22,8 +22,9 @@ through the socket: a socket holds ~200 KB, and a larger description (hundreds o
 frames, long mesh paths) would block the node until the worker, perhaps still importing
 NumPy, had read it (~0.4 s for 600 KB on a 2-core machine). It runs
 under SCHED_BATCH at nice +10 (Linux; elsewhere nice +10), once started (its start-up, ~1 s
-of CPU, runs under SCHED_IDLE, so that it never competes with the node's first ticks; leaving
-SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE, so without them it stays there): a batch
+of CPU, runs under SCHED_IDLE where the process may leave it later, so that it never
+competes with the node's first ticks; leaving SCHED_IDLE needs CAP_SYS_NICE or an
+RLIMIT_NICE, so without them the start-up runs at the working priority already): a batch
 process does not preempt the tick when a request wakes it (a plain niced one did: handing a request over cost the
 tick ~0.3 ms on a 2-core machine), and at nice +10 it gets ~10 % of a CPU that the node
 wants (the scheduler's weights 110 against 1024), so it makes progress on a saturated
@@ -442,10 +443,38 @@ def _lower_priority(priority="batch"):
         pass
 
 
+def _start_priority(priority="batch"):
+    """The start-up's scheduling: SCHED_IDLE where this process may leave it later (returns a
+    function that switches to ``priority``, to call once started); otherwise ``priority`` at
+    once (returns a function that does nothing), so that a worker never stays at SCHED_IDLE,
+    where it would starve on a saturated machine."""
+    if _may_leave_idle():
+        _lower_priority("idle")
+        return lambda: _lower_priority(priority)
+    _lower_priority(priority)
+    return lambda: None
+
+
+def _may_leave_idle():
+    """True when Linux will let this process leave SCHED_IDLE: CAP_SYS_NICE, or an RLIMIT_NICE
+    that allows its nice value (an unprivileged process's limit is usually 0: it may not)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            caps = next(line for line in f if line.startswith("CapEff:"))
+        if int(caps.split()[1], 16) >> 23 & 1:      # CAP_SYS_NICE
+            return True
+        import resource
+        limit = resource.getrlimit(resource.RLIMIT_NICE)[0]
+        return limit == resource.RLIM_INFINITY or \
+            20 - os.getpriority(os.PRIO_PROCESS, 0) <= limit
+    except (OSError, ValueError, StopIteration, ImportError, AttributeError):
+        return False
+
+
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # the start-up (the interpreter, NumPy, SciPy, the model: ~1 s of CPU) under SCHED_IDLE,
-    # so that it never competes with the node's first ticks; then the working priority
-    _lower_priority("idle")
+    # the start-up (the interpreter, NumPy, SciPy, the model: ~1 s of CPU) under SCHED_IDLE
+    # where it may be left, so that it never competes with the node's first ticks; then the
+    # working priority
     _serve(Connection(int(sys.argv[1])),
-           on_model=lambda: _lower_priority(sys.argv[2] if len(sys.argv) > 2 else "batch"))
+           on_model=_start_priority(sys.argv[2] if len(sys.argv) > 2 else "batch"))

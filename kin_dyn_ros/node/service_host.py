@@ -23,8 +23,8 @@ numba and the kernels cost ~110 MB and ~1 s of CPU at every start); ~/get_dynami
 on the compiled kernels, which the process loads at its first horizon request (~1 s from
 the cache the node's start-up filled; :meth:`_Host.horizon_source`): a 50-state horizon
 costs ~2 ms there against ~40 ms on the NumPy core. It runs at SCHED_BATCH nice +10 once
-it holds its first model (its start-up under
-SCHED_IDLE: never against the node's first ticks), in a session of its own (a terminal's
+it serves (its start-up under SCHED_IDLE where the process may leave it: never against the
+node's first ticks), in a session of its own (a terminal's
 Ctrl-C does not reach it). It ends when its stdin closes: when the node closes it, or dies. The node
 restarts it if it crashed (checked with each /diagnostics, at most once per ``RESTART_S``).
 """
@@ -207,7 +207,6 @@ class _Host:
         self._reader, self._snapshot = reader, Snapshot(None, None, "MIXED", "")
         self._generation = self._configured = 0
         self._loaded = threading.Condition()   # notified when a configuration is applied
-        self._working = False     # at the working priority (after the first model)
         self._checks = QueryWorker()
         self._logger = node.get_logger()
         self._compiled = None      # (the model's KinDynComputations, its compiled twin)
@@ -272,10 +271,6 @@ class _Host:
                     for name, link, points, normal, friction in config.get("contacts", [])}
         self._generation = config["generation"]
         self._configured = config.get("configured", self._configured)
-        if kd is not None and not self._working:     # started: the working priority
-            from ..equilibrium_worker import _lower_priority
-            _lower_priority("batch")
-            self._working = True
         self._snapshot = self._snapshot._replace(
             kd=kd, representation=config.get("representation", "MIXED"),
             prefix=config.get("prefix", ""), contacts=contacts,
@@ -309,11 +304,11 @@ def main(argv=None):
     fd, fqn, name, namespace = int(argv[0]), argv[1], argv[2], argv[3]
     import rclpy
     from rclpy.signals import SignalHandlerOptions
-    from ..equilibrium_worker import _lower_priority
+    from ..equilibrium_worker import _start_priority
     from .spinning import spin_until_shutdown
     from .state_share import StateReader
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _lower_priority("idle")       # the start-up: never against the node's first ticks
+    started = _start_priority("batch")    # the start-up: never against the node's first ticks
     context = rclpy.Context()
     rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(name, namespace=namespace, context=context)
@@ -322,6 +317,7 @@ def main(argv=None):
                      daemon=True).start()
     from rclpy.executors import SingleThreadedExecutor
     executor = SingleThreadedExecutor(context=context)
+    started()                     # the working priority, model or not: it answers from now
     try:
         spin_until_shutdown(node, executor)
     finally:

@@ -6,8 +6,10 @@ flight and the newest one waiting, answers for a replaced model dropped, a dead 
 reported and restarted.
 """
 
+import json
 import os
 import pathlib
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +29,7 @@ from kin_dyn_ros.equilibrium_worker import EquilibriumWorker
 SOLE = np.array([[0.05, 0.025, 0.0], [-0.05, 0.025, 0.0], [-0.05, -0.025, 0.0],
                  [0.05, -0.025, 0.0]])
 FEET = tuple(Contact(c, SOLE, [0, 0, 1], 0.6) for c in ('l_sole', 'r_sole'))
+LINUX = pytest.mark.skipif(not sys.platform.startswith('linux'), reason='Linux scheduling')
 ANSWER_S = 60.0     # the first answer includes the worker's start (imports, URDF parse)
 
 
@@ -226,13 +229,84 @@ def test_the_worker_runs_at_a_lower_priority(worker, icub_urdf, standing):
     assert worker.submit(0, w_H_b, s, FEET)
     wait_answer(worker)
     # Linux: SCHED_BATCH (no preemption of the node's threads on wake-up) at nice +10, once
-    # started (its start-up under SCHED_IDLE, which only CAP_SYS_NICE may leave)
+    # started, with or without the right to leave SCHED_IDLE (test_start_priority_*)
     pid = worker._process.pid
-    allowed = {os.SCHED_BATCH} if os.geteuid() == 0 else {os.SCHED_BATCH, os.SCHED_IDLE}
-    assert os.sched_getscheduler(pid) in allowed
+    assert os.sched_getscheduler(pid) == os.SCHED_BATCH
     assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, os.getpriority(os.PRIO_PROCESS, 0)
                                                         + 10)
     assert os.getsid(pid) == pid            # a session of its own: a terminal's Ctrl-C misses it
+
+
+PRIORITY_PROBE = """
+import json, os, sys
+from kin_dyn_ros import equilibrium_worker as w
+if sys.argv[1] == 'forbidden':
+    w._may_leave_idle = lambda: False           # as an unprivileged process is
+def seen():
+    return [os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0)]
+started = w._start_priority('batch')
+during = seen()
+started()
+print(json.dumps([w._may_leave_idle(), during, seen()]))
+"""
+
+
+LEAVE_IDLE = """
+import os
+os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+try:
+    os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+    print('left')
+except PermissionError:
+    print('refused')
+"""
+
+
+def priority_probe(mode, prefix=()):
+    """(may leave idle, [policy, nice] during the start-up, [policy, nice] once started) of
+    a fresh interpreter (run under the command ``prefix``) that runs
+    equilibrium_worker._start_priority."""
+    out = subprocess.run([*prefix, sys.executable, '-c', PRIORITY_PROBE, mode],
+                         capture_output=True, text=True, timeout=60,
+                         check=True).stdout
+    return json.loads(out)
+
+
+@LINUX
+def test_start_priority_where_sched_idle_may_be_left():
+    may, during, after = priority_probe('as-is')
+    nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)
+    if may:       # the start-up at SCHED_IDLE, then SCHED_BATCH nice +10
+        assert during == [os.SCHED_IDLE, os.getpriority(os.PRIO_PROCESS, 0)]
+    else:
+        assert during == [os.SCHED_BATCH, nice]
+    assert after == [os.SCHED_BATCH, nice]
+
+
+@LINUX
+def test_start_priority_never_leaves_a_worker_at_sched_idle():
+    """Without the right to leave SCHED_IDLE (an unprivileged user's RLIMIT_NICE 0), the
+    start-up runs at the working priority already, and stays there (nice +10 once)."""
+    _, during, after = priority_probe('forbidden')
+    nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + 10)
+    assert during == after == [os.SCHED_BATCH, nice]
+
+
+@LINUX
+@pytest.mark.skipif(shutil.which('setpriv') is None, reason='needs util-linux setpriv')
+def test_a_process_without_cap_sys_nice_may_not_leave_sched_idle():
+    """Without CAP_SYS_NICE and with RLIMIT_NICE 0 (an unprivileged user's), the kernel
+    refuses to leave SCHED_IDLE: _may_leave_idle must read its rule the same way."""
+    import resource
+    if resource.getrlimit(resource.RLIMIT_NICE)[0] != 0:
+        pytest.skip('RLIMIT_NICE is not 0 here')
+    drop = ['setpriv', '--inh-caps=-sys_nice', '--bounding-set=-sys_nice']
+    refused = subprocess.run(drop + [sys.executable, '-c', LEAVE_IDLE], capture_output=True,
+                             text=True, timeout=60)
+    assert refused.stdout.split() == ['refused'], refused.stderr
+    may, during, after = priority_probe('as-is', prefix=drop)
+    assert may is False
+    assert during == after and during[0] == os.SCHED_BATCH
 
 
 def test_the_worker_makes_progress_on_a_saturated_machine(worker, icub_urdf, standing):

@@ -116,6 +116,23 @@ def test_the_services_process_ends_with_the_node_even_killed(ros_context):
             proc.wait()
 
 
+@LINUX
+def test_the_services_process_serves_at_its_working_priority_without_a_model(ros_context):
+    """No robot_description yet: the services' process still leaves its start-up's SCHED_IDLE
+    (which would starve it on a saturated machine) for SCHED_BATCH at nice +10 once it
+    serves, so that a request before the model gets its "no model" answer."""
+    with node_and_rig(ros_context, {'use_odometry': False}, 'kin_dyn_idle_helper', {},
+                      f'{NAMESPACE}/idle') as (node, rig):
+        client = rig.node.create_client(GetMassMatrix, rig.private('get_mass_matrix'))
+        assert client.wait_for_service(timeout_sec=30.0)
+        res = mass_matrix(rig, client)
+        assert not res.success and 'robot_description' in res.message, res.message
+        pid = node.loop.planners.pid
+        assert os.sched_getscheduler(pid) == os.SCHED_BATCH
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(
+            19, os.getpriority(os.PRIO_PROCESS, 0) + 10)
+
+
 def test_a_settings_change_keeps_the_model_and_applies_the_settings(ros_context):
     """A parameter change that keeps the model (frame_prefix, velocity_representation)
     reaches the services' process without its description: same model, new settings. (And
