@@ -428,19 +428,33 @@ class QueryWorker(EquilibriumWorker):
 
 def _lower_priority(priority="batch"):
     """``batch``: SCHED_BATCH (Linux) at nice +NICE; ``idle``: SCHED_IDLE (Linux), else nice
-    +NICE; ``nice``: nice +NICE; at the node's priority when none is permitted."""
-    policy = {"batch": "SCHED_BATCH", "idle": "SCHED_IDLE"}.get(priority)
+    +NICE; ``nice``: nice +NICE; at the node's priority when none is permitted. For every
+    thread of the process: Linux schedules threads, and a policy or nice value set for "pid
+    0" is the calling thread's only (threads started before it, e.g. DDS's, keep theirs;
+    threads started after it inherit their starter's)."""
+    policy = getattr(os, {"batch": "SCHED_BATCH", "idle": "SCHED_IDLE"}.get(priority, ""),
+                     None)
+    nice = min(19, os.getpriority(os.PRIO_PROCESS, 0) + NICE)
+    for tid in _threads():
+        try:
+            if policy is not None:
+                os.sched_setscheduler(tid, policy, os.sched_param(0))
+                if priority == "idle":
+                    continue
+        except (AttributeError, OSError):
+            pass
+        try:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+        except OSError:
+            pass
+
+
+def _threads():
+    """The thread ids of this process (Linux's /proc), else [0] (the calling thread)."""
     try:
-        if policy is not None:
-            os.sched_setscheduler(0, getattr(os, policy), os.sched_param(0))
-            if priority == "idle":
-                return
-    except (AttributeError, OSError):
-        pass
-    try:
-        os.nice(NICE)
-    except OSError:
-        pass
+        return [int(tid) for tid in os.listdir("/proc/self/task")]
+    except (OSError, ValueError):
+        return [0]
 
 
 def _start_priority(priority="batch"):

@@ -238,12 +238,17 @@ def test_the_worker_runs_at_a_lower_priority(worker, icub_urdf, standing):
 
 
 PRIORITY_PROBE = """
-import json, os, sys
+import json, os, sys, threading
 from kin_dyn_ros import equilibrium_worker as w
 if sys.argv[1] == 'forbidden':
     w._may_leave_idle = lambda: False           # as an unprivileged process is
-def seen():
-    return [os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0)]
+done = threading.Event()
+threading.Thread(target=done.wait, daemon=True).start()     # a thread started before (DDS's)
+def seen():         # [policy, nice] of every thread, when they all agree
+    threads = {(os.sched_getscheduler(tid), os.getpriority(os.PRIO_PROCESS, tid))
+               for tid in map(int, os.listdir('/proc/self/task'))}
+    assert len(threads) == 1, threads
+    return list(threads.pop())
 started = w._start_priority('batch')
 during = seen()
 started()
@@ -264,8 +269,8 @@ except PermissionError:
 
 def priority_probe(mode, prefix=()):
     """(may leave idle, [policy, nice] during the start-up, [policy, nice] once started) of
-    a fresh interpreter (run under the command ``prefix``) that runs
-    equilibrium_worker._start_priority."""
+    every thread of a fresh interpreter (run under the command ``prefix``, with a thread
+    started before) that runs equilibrium_worker._start_priority."""
     out = subprocess.run([*prefix, sys.executable, '-c', PRIORITY_PROBE, mode],
                          capture_output=True, text=True, timeout=60,
                          check=True).stdout
