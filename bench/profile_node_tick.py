@@ -105,11 +105,10 @@ def main():
     wrap(node.loop, 'run_step', 'contact mechanics: deferred steps')
     for attr in ('render', 'balance_messages'):
         wrap(node.loop, attr, f'{attr}')
-    wrap(m.kd, '_balance', '  balance (contact poses, CoPs, ZMP, DCM)')
-    wrap(m.kd, '_compiled_balance', '  balance, compiled (kernel, Balance)')
+    wrap(m.kd, '_balance', '  balance, NumPy (contact poses, CoPs, ZMP, DCM)')
+    wrap(m.kd, '_balance_vector', '  balance, compiled (its vector)')
     wrap(m.kd._jit, 'balance', '    of which the balance kernel')
-    for attr in ('zmp', 'capture_point', 'cops'):
-        wrap(m.balance_messages, attr, f'  render {attr}')
+    wrap(m.balance_messages, 'render', '  render zmp, capture_point, cop')
     gc.freeze()
 
     js, odom, wrench = input_messages(kd0)

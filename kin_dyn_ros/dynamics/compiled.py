@@ -142,11 +142,14 @@ class BalanceContacts:
     """The contacts of :func:`.kernels.balance` as arrays (fixed per set of contacts): their
     link frame indices ``links`` (k,), sole centres and normals (k, 3) in link axes, whether
     each is a flat sole (``soles``), their points (P, 3) (contact i's from
-    ``first_point[i]``), the tolerances of :mod:`.balance` and the output's ``layout``."""
+    ``first_point[i]``), the tolerances of :mod:`.balance` and the output's ``layout``;
+    ``names`` the contacts' names (the caller's), ``all_measured`` (k,) all true."""
 
-    def __init__(self, kernels, contacts, frame_index):
+    def __init__(self, kernels, contacts, frame_index, names=()):
         from .balance import COPLANAR_TOL, MIN_UP_COSINE
         self.contacts = tuple(contacts)             # (kept: the cache's key is their ids)
+        self.names = tuple(names)
+        self.all_measured = np.ones(len(self.contacts), dtype=np.bool_)
         self.links = np.array([frame_index(c.link) for c in contacts], dtype=np.int64)
         self.centres = np.array([c.centre_list for c in contacts], dtype=float).reshape(-1, 3)
         self.normals = np.array([c.normal_list for c in contacts], dtype=float).reshape(-1, 3)

@@ -77,7 +77,8 @@ class TickResult:
       ``massless_joints``: the joints with no inertia moving with them, whose
       accelerations are NaN (undefined; the others' do not depend on them).
     - ``balance``: the :class:`.balance.Balance` (CoP of each contact, ZMP, DCM, capture
-      point) of the contacts given to ``compute_tick`` (computed on first access), or None.
+      point) of the contacts given to ``compute_tick`` (computed on first access), or None;
+      ``balance_vector`` the same in one vector, where the compiled kernel computed it.
     """
 
     frame_names: tuple
@@ -98,6 +99,7 @@ class TickResult:
     _balance: object = field(repr=False, default=None)
     _joint_quaternions: object = field(repr=False, default=None)
     _packed: object = field(repr=False, default=None)
+    _balance_vector: object = field(repr=False, default=None)
 
     @cached_property
     def packed(self):
@@ -125,7 +127,18 @@ class TickResult:
         return self._frame_poses()
 
     @cached_property
+    def balance_vector(self):
+        """(contact names, ``out``, its offsets, threshold [N]): ``balance`` as the compiled
+        kernel writes it (``out`` as :func:`.kernels.balance_layout` lays it out), for
+        :func:`.balance.packed_balance`; None on the NumPy core, without contacts, or where
+        an active contact is not a flat sole (computed on first access)."""
+        return None if self._balance_vector is None else self._balance_vector()
+
+    @cached_property
     def balance(self):
+        vector = self.balance_vector
+        if vector is not None:
+            return packed_balance(*vector)
         return None if self._balance is None else self._balance()
 
     def world_H_frame(self, index):
@@ -183,7 +196,7 @@ class KinDynComputations:
         self._keep_kin, self._last_kin = False, None     # see sharing_model
         self._targets = {}          # compute_tick's wrench index arrays (_sensor_wrenches)
         self._packed = packed_offsets(self.model.n)      # compute_tick's out vector
-        self._balance_specs = {}    # _balance_contacts'
+        self._balance_specs = {}    # _balance_inputs'
         kernels = jit_path() if compiled is not False else None   # None: the NumPy code
         if compiled and kernels is None:
             raise RuntimeError(f"compiled kernels unavailable: {jit_status().reason}")
@@ -687,11 +700,12 @@ class KinDynComputations:
             w_H_b, com, com_velocity, out[at["centroidal_momentum"]:at["gravity_torques"]],
             out[at["gravity_torques"]:at["base_acceleration"]], base_acc, joint_acc,
             self.rep, fd_error, massless, lambda: jit.frame_poses(poses, base_position), frame,
-            (lambda: self._compiled_balance(poses, base_position, frame, com, com_velocity,
-                                            contacts, frame_wrenches or {}, values,
-                                            threshold))
-            if contacts else None,
-            lambda: out[at["joint_quaternions"]:at["com"]].reshape(n, 4), out)
+            (lambda: self._balance(frame, com, com_velocity, contacts, frame_wrenches or {},
+                                   threshold)) if contacts else None,
+            lambda: out[at["joint_quaternions"]:at["com"]].reshape(n, 4), out,
+            (lambda: self._balance_vector(poses, base_position, com, com_velocity, contacts,
+                                          frame_wrenches or {}, values, threshold))
+            if contacts else None)
 
     def _sensor_wrenches(self, frame_wrenches):
         """{link: (expressed frame, w (6,))} -> (targets (k, 2) [link, frame] indices,
@@ -735,42 +749,46 @@ class KinDynComputations:
         return balance(tuple(contacts.values()), poses, wrenches, com, com_velocity,
                        self.gravity, threshold, tuple(contacts), expressed)
 
-    def _compiled_balance(self, poses, base_position, frame, com, com_velocity, contacts,
-                          frame_wrenches, values, threshold):
-        """:meth:`_balance` by the compiled kernel (:func:`.kernels.balance`) on the tick's
-        body poses C_H_body (N, 4, 4) and base position (3,), with the tick's checked
-        wrenches ``values`` (6 k,) of ``frame_wrenches`` (in its order); by :meth:`_balance`
-        where an active contact is not a flat sole (the ground plane then needs an SVD)."""
-        spec = self._balance_contacts(contacts)
-        k = len(spec.links)
-        expressed = spec.links.copy()
-        wrenches = np.zeros((k, 6))
-        measured = np.zeros(k, dtype=np.bool_)
-        rows = {link: 6 * j for j, link in enumerate(frame_wrenches)}
-        for i, (link, contact) in enumerate(contacts.items()):
-            at = rows.get(link)
-            if at is not None:
-                wrenches[i] = values[at:at + 6]
-                measured[i] = True
-                name = frame_wrenches[link][0]
-                if name is not None and name != contact.link:
-                    expressed[i] = self._frame(name)
+    def _balance_vector(self, poses, base_position, com, com_velocity, contacts,
+                        frame_wrenches, values, threshold):
+        """``TickResult.balance_vector`` by :func:`.kernels.balance` on the tick's body poses
+        C_H_body (N, 4, 4) and base position (3,), with the tick's checked wrenches
+        ``values`` (6 m,) of ``frame_wrenches`` (in its order); None where an active contact
+        is not a flat sole (the ground plane then needs an SVD: :meth:`_balance`)."""
+        spec, expressed, rows = self._balance_inputs(contacts, frame_wrenches)
+        k = len(rows)
+        if rows.min(initial=0) >= 0:                    # a wrench on every contact
+            wrenches, measured = values.reshape(-1, 6)[rows], spec.all_measured
+        else:
+            wrenches, measured = np.zeros((k, 6)), rows >= 0
+            wrenches[measured] = values.reshape(-1, 6)[rows[measured]]
         status, out = self._jit.balance(poses, base_position, spec, expressed, wrenches,
                                         measured, threshold, com, com_velocity)
         if status != self._jit.k.OK:
-            return self._balance(frame, com, com_velocity, contacts, frame_wrenches, threshold)
-        return packed_balance(tuple(contacts), out, spec.layout, threshold)
+            return None
+        return spec.names, out, spec.layout, threshold
 
-    def _balance_contacts(self, contacts):
-        """The :class:`.compiled.BalanceContacts` of ``contacts`` ({name: Contact}), kept per
-        set of Contact objects (the node's: the same every tick)."""
-        key = tuple(map(id, contacts.values()))
-        spec = self._balance_specs.get(key)
-        if spec is None:
-            spec = BalanceContacts(self._jit.k, contacts.values(), self._frame)
+    def _balance_inputs(self, contacts, frame_wrenches):
+        """(:class:`.compiled.BalanceContacts` of ``contacts`` ({name: Contact}), the frame
+        index each contact's wrench is expressed in (k,), the row of each contact's wrench in
+        the tick's wrench vector (k,), -1 without one), kept per set of Contact objects and
+        wrench frames (the node's: the same every tick)."""
+        key = (*map(id, contacts.values()), *frame_wrenches,
+               *[name for name, _ in frame_wrenches.values()])
+        held = self._balance_specs.get(key)
+        if held is None:
+            spec = BalanceContacts(self._jit.k, contacts.values(), self._frame, contacts)
+            order = {link: j for j, link in enumerate(frame_wrenches)}
+            rows = np.array([order.get(link, -1) for link in contacts], dtype=np.intp)
+            expressed = spec.links.copy()
+            for i, (link, contact) in enumerate(contacts.items()):
+                name = frame_wrenches[link][0] if link in frame_wrenches else None
+                if name is not None and name != contact.link:
+                    expressed[i] = self._frame(name)
+            held = spec, expressed, rows
             if len(self._balance_specs) < 16:
-                self._balance_specs[key] = spec
-        return spec
+                self._balance_specs[key] = held
+        return held
 
     def _world_frames(self, kin):
         poses = kin.poses[self.model.frame_body] @ self.model.body_H_frame

@@ -297,7 +297,7 @@ class KinDynNode(Node):
         self._mechanics.configure(m.kd, contacts, settings, m.urdf)
         self.loop.ticker = TickComputer(m.kd, m.aux, settings, self._mechanics.contacts,
                                         self._log)
-        m.balance_messages = BalanceMessages(settings.world_frame, contacts)
+        m.balance_messages = BalanceMessages(settings.world_frame, contacts, m.messages.scatter)
         self._inputs.configure(m.merger, self._model_frame, settings.world_frame,
                                settings.ignore_timestamp)
         self._planners.configure(m.kd, m.urdf, settings, self._mechanics.contacts)

@@ -207,17 +207,16 @@ class TickLoop:
         """[(publisher, message)] of ~/zmp, ~/capture_point and ~/cop of a tick, while a
         contact is active and each while something subscribes (the balance is computed
         only then)."""
-        msgs, pub = self._model.balance_messages, self.publishers
+        pub = self.publishers
         read = pub.is_read.current() if read is None else read
-        wanted = [(p, render) for p, render in ((pub.zmp, msgs.zmp),
-                                                (pub.capture_point, msgs.capture_point),
-                                                (pub.cop, msgs.cops))
-                  if p in read]
-        balance = result.balance if wanted else None
-        if balance is None or not balance.active:
+        wanted = [(p, name) for p, name in ((pub.zmp, "zmp"), (pub.capture_point,
+                                                                "capture_point"),
+                                            (pub.cop, "cop")) if p in read]
+        if not wanted:
             return []
-        rendered = [(publisher, render(balance, stamp)) for publisher, render in wanted]
-        return [(publisher, msg) for publisher, msg in rendered if msg is not None]
+        rendered = self._model.balance_messages.render(result, stamp,
+                                                       [name for _, name in wanted])
+        return [(publisher, rendered[name]) for publisher, name in wanted if name in rendered]
 
     def _marker_array(self, tick):
         """~/markers of the tick: contact forces, the contact mechanics' new markers, the

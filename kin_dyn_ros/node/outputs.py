@@ -365,7 +365,7 @@ class TickMessages:
         self._contacts, self._frame_index = settings.contacts, kd.model.frame_index
         self._packs = TemplateCache()     # per forward dynamics layout (None: without)
         kernels = compiled_kernels() if kd.compiled else None
-        self._scatter = None if kernels is None else kernels.scatter_words
+        self.scatter = None if kernels is None else kernels.scatter_words   # (or NumPy)
 
     def per_tick(self, result, stamp, inputs, wanted, with_base):
         """{name: message} of the tick's outputs named in ``wanted`` (of "tf", "com",
@@ -425,7 +425,7 @@ class TickMessages:
             sources.append(np.concatenate([np.arange(acc, acc + 6 + n),
                                            np.arange(end + 7, end + 8 + len(key[0]))]))
         names = ("tf_joints", "tf_all", "com", "momentum", "gravity", "forward_dynamics")
-        return TemplatePack(list(zip(names, templates, sources)), self._scatter)
+        return TemplatePack(list(zip(names, templates, sources)), self.scatter)
 
     def tf(self, result, stamp, with_base):
         """/tf of the tick (serialised TFMessage bytes): parent link -> child link of every

@@ -443,7 +443,7 @@ def test_per_tick_messages_rendered_at_once_are_the_ones_rendered_one_by_one(icu
         kd = KinDynComputations(urdf, compiled=compiled)
         n = kd.NDoF
         msgs = TickMessages(kd, make_settings(contacts=('l_sole', 'r_sole'), **kwargs))
-        kernel = msgs._scatter
+        kernel = msgs.scatter
         assert (kernel is not None) == compiled
         for k in range(6):
             tau = rng.normal(size=n) if k % 3 else None
