@@ -198,33 +198,16 @@ class CompiledModel:
                        "jacobian_dot": (k.WANT_JDOT, 6 * size, (6, size)),
                        "relative": (k.WANT_RELATIVE, 6 * n, (6, n))}
 
-    def _call(self, kernel, head, state, tail, slots=_SLOTS, at_position=False):
+    def _call(self, kernel, head, state, tail, slots=_SLOTS):
         """(status, arrays) of ``kernel(*head, *arrays, *tail)`` for the ``state`` arguments
         that are ``slots`` of (w_H_b, s, base_vel, s_dot, base_acc, s_ddot, tau) (None: left
         out, given as an empty array); ValueError naming a wrong shape or a NaN/inf
-        (NOT_FINITE). ``at_position``: the caller's state past (w_H_b, s) is all None.
+        (NOT_FINITE).
 
         Arrays of the compiled types (float64, C-contiguous, writable) go straight in;
         anything else is refused by the dispatcher (compilation is off after the warm-up,
         :func:`warm_up`) and retried as such copies: no check costs a well-formed call more
-        than a shape comparison (a call at a position, none: ~1 us less)."""
-        args = None
-        if at_position and type(state[0]) is type(state[1]) is np.ndarray \
-                and state[0].shape == _S44 and state[1].shape == self._shapes[1]:
-            args = [state[0], state[1]] + [_EMPTY] * (len(state) - 2)
-            try:
-                status = kernel(*head, *args, *tail)
-            except TypeError:
-                args = None
-        if args is None:
-            status, args = self._shaped_call(kernel, head, state, tail, slots)
-        if status == self.k.NOT_FINITE:
-            checked_arrays(*self._items(state, slots))   # raises naming the value, if one
-        return status, args
-
-    def _shaped_call(self, kernel, head, state, tail, slots):
-        """:meth:`_call` of any state: shapes compared, then copies of the compiled types
-        where the dispatcher refused the arrays."""
+        than a shape comparison."""
         args, shapes = list(state), self._shapes
         try:
             for i, value in enumerate(state):
@@ -232,11 +215,22 @@ class CompiledModel:
                     args[i] = _EMPTY
                 elif value.shape != shapes[slots[i]]:
                     raise TypeError
-            return kernel(*head, *args, *tail), args
+            status = kernel(*head, *args, *tail)
         except (AttributeError, TypeError):
-            given = iter(inputs(*self._items(state, slots)))   # raises naming a wrong shape
+            items = self._items(state, slots)
+            given = iter(inputs(*items))           # raises naming a wrong shape
             args = [_EMPTY if value is None else next(given) for value in state]
-            return kernel(*head, *args, *tail), args
+            status = kernel(*head, *args, *tail)
+        if status == self.k.NOT_FINITE:
+            checked_arrays(*self._items(state, slots))   # raises naming the value, if one
+        return status, args
+
+    def _at_position(self, w_H_b, s):
+        """Whether (w_H_b, s) are arrays of the right shapes: a call at a position goes
+        straight to its kernel (~1 us less than :meth:`_call`; the dispatcher refuses other
+        types, and the caller then goes through :meth:`_call`)."""
+        return type(w_H_b) is type(s) is np.ndarray and w_H_b.shape == _S44 \
+            and s.shape == self._shapes[1]
 
     def _items(self, state, slots):
         """(name, value, shape) of the given (not None) state arguments."""
@@ -294,11 +288,20 @@ class CompiledModel:
             _await_queries()
         want, length, shape = self._whole[what]
         out = np.empty(length)
-        status, _ = self._call(self.k.whole_body, (self.mf, self.mi, int(rep), want),
-                               (w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau),
-                               (gravity, frames, wrenches, out),
-                               at_position=nu is s_dot is nu_dot is s_ddot is tau is None)
-        if status == self.k.NOT_FINITE:      # not a state value (_call named it): a wrench
+        status = None
+        if nu is s_dot is nu_dot is s_ddot is tau is None and self._at_position(w_H_b, s):
+            try:
+                status = self.k.whole_body(self.mf, self.mi, int(rep), want, w_H_b, s, _EMPTY,
+                                           _EMPTY, _EMPTY, _EMPTY, _EMPTY, gravity, frames,
+                                           wrenches, out)
+            except TypeError:           # not float64, C-contiguous and writable
+                pass
+        if status is None:
+            status, _ = self._call(self.k.whole_body, (self.mf, self.mi, int(rep), want),
+                                   (w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau),
+                                   (gravity, frames, wrenches, out))
+        if status == self.k.NOT_FINITE:      # names the value, else it was a wrench
+            checked_arrays(*self._items((w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau), _SLOTS))
             raise ValueError("an external wrench contains NaN or inf")
         if status == self.k.SINGULAR:
             raise SingularMassMatrix(SINGULAR_BASE)
@@ -312,10 +315,21 @@ class CompiledModel:
             _await_queries()
         want, length, shape = self._frame[what]
         out = np.empty(length)
-        status, _ = self._call(self.k.frame_query, (self.mf, self.mi, int(rep), want, frame),
-                               (_EYE4 if w_H_b is None else w_H_b, s, nu, s_dot), (out,),
-                               at_position=nu is s_dot is None)
-        if status != self.k.OK:                  # _call names a non-finite value
+        if w_H_b is None:
+            w_H_b = _EYE4
+        status = None
+        if nu is s_dot is None and self._at_position(w_H_b, s):
+            try:
+                status = self.k.frame_query(self.mf, self.mi, int(rep), want, frame, w_H_b,
+                                            s, _EMPTY, _EMPTY, out)
+            except TypeError:           # as whole's
+                pass
+        if status is None:
+            status, _ = self._call(self.k.frame_query,
+                                   (self.mf, self.mi, int(rep), want, frame),
+                                   (w_H_b, s, nu, s_dot), (out,))
+        if status != self.k.OK:
+            checked_arrays(*self._items((w_H_b, s, nu, s_dot), _SLOTS))
             raise ValueError("an input contains NaN or inf")
         return out.reshape(shape)
 
