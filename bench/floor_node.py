@@ -20,7 +20,14 @@ How the inputs are taken (``--mode``):
   (parameter services) on the main thread, as the node's does;
 - ``spin``: ``rclpy.spin`` (SingleThreadedExecutor), the public path;
 - ``events``: rclpy's EventsExecutor (``rclpy.experimental.events_executor``; Kilted's rclpy
-  9.x serves services with it, Jazzy's 7.x has it too but with limits).
+  9.x serves services with it, Jazzy's 7.x has it too but with limits);
+- ``core``: ``thread``, plus the work no design of the tick can leave out, through the
+  node's own classes: the JointState merged (:class:`kin_dyn_ros.node.inputs.SensorInputs`,
+  the compiled merge), ``compute_tick`` of the merged state (the odometry and wrenches of
+  the bench publisher, fixed) and the five messages rendered from its result in one call
+  (:meth:`kin_dyn_ros.node.outputs.TickMessages.per_tick`). What the node does beyond
+  this floor is its bookkeeping: matching odometry and wrenches to the stamp, gates, read
+  counts, statistics, the shared state, the contact mechanics' steps.
 
 Run by bench/bench_node.py (``--floor``) as a process of its own in a namespace of its own:
 ``python bench/floor_node.py --namespace NS --mode thread [--model URDF]``. It prints
@@ -46,7 +53,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 NODE = 'kin_dyn_node'
-MODES = ('thread', 'spin', 'events')
+MODES = ('thread', 'spin', 'events', 'core')
 CONTACTS = ('l_sole', 'r_sole')      # the bench's wrench topics (iCub's contacts)
 ODOM_Z, ODOM_VX, WRENCH_FZ = 0.6, 0.1, 150.0    # the bench publisher's odometry and wrenches
 
@@ -222,6 +229,32 @@ def balance_messages(kd, world='odom'):
     return out
 
 
+def core_tick(kd, node):
+    """``core(JointState bytes)``: the messages of :func:`floor_messages`'s outputs (in its
+    order) computed as the node computes them (see ``core`` in the module docstring)."""
+    from kin_dyn_ros.node.conversions import JointStateMerger
+    from kin_dyn_ros.node.inputs import SensorInputs, TickInputs
+    from kin_dyn_ros.node.outputs import TickMessages
+    from kin_dyn_ros.node.sensor_thread import clock_ns
+    from kin_dyn_ros.node.settings import make_settings
+    w_H_b, _, nu, _, _, wrenches = tick_inputs(kd)
+    sensors = SensorInputs(clock_ns(node.get_clock()))
+    merger = JointStateMerger(kd.joints_name_list, kd.mimic_joints, 0.0)
+    sensors.configure(merger, kd.model.frame_index.get, 'odom')
+    messages = TickMessages(kd, make_settings(contacts=CONTACTS, world_frame='odom'))
+    inputs = TickInputs(0, wrenches=wrenches, odometry_age=0.0,
+                        wrench_ages={c: 0.0 for c in wrenches})
+    names = ['tf', 'com', 'momentum', 'gravity']
+
+    def core(data):
+        sensors.take_joint_state(data)
+        s, s_dot = merger.state()
+        result = kd.compute_tick(w_H_b, s, nu, s_dot, merger.efforts, wrenches)
+        out = messages.per_tick(result, sensors.joint_state_stamp, inputs, names, True)
+        return [out[name] for name in names + ['forward_dynamics']]
+    return core
+
+
 def run(namespace, mode, model=None, balance=False):
     """The floor node process (see the module docstring)."""
     import rclpy
@@ -251,13 +284,19 @@ def run(namespace, mode, model=None, balance=False):
     unpack = struct.Struct('<iI').unpack_from
     thread = SensorThread(node, lambda sub, exc: print(f'floor: {sub}: {exc!r}',
                                                        file=sys.stderr)) \
-        if mode == 'thread' else None
+        if mode in ('thread', 'core') else None
     group = None if thread is None else thread.group
+
+    core = core_tick(kd, node) if mode == 'core' else None
 
     def on_joint_state(data):
         sec, nsec = unpack(data, 4)          # header.stamp, first in the payload
-        for pub, template in outputs:
-            pub.publish(template.render(sec, nsec))
+        if core is not None:
+            for (pub, _), msg in zip(outputs, core(data)):
+                pub.publish(msg)
+        else:
+            for pub, template in outputs:
+                pub.publish(template.render(sec, nsec))
         for pub, template in extra:
             if read(pub):
                 pub.publish(template.render(sec, nsec))
