@@ -1073,7 +1073,8 @@ def main():
                         'JointState side by side and (ours - floor) / compute_tick. MODE: '
                         'thread (the node\'s sensor thread), spin (rclpy.spin), events '
                         '(rclpy\'s EventsExecutor), core (thread + the merge, compute_tick '
-                        'and the rendering through the node\'s classes)')
+                        'and the rendering through the node\'s classes), kernel (thread + one '
+                        'call of the compiled tick kernel, no Python around it)')
     parser.add_argument('--thread-priority', type=int, default=0, metavar='N',
                         help='start the node with thread_priority N (SCHED_FIFO of its '
                         'ticking thread) and run the bench\'s publisher and receiver threads '

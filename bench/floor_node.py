@@ -53,7 +53,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 NODE = 'kin_dyn_node'
-MODES = ('thread', 'spin', 'events', 'core')
+MODES = ('thread', 'spin', 'events', 'core', 'kernel')
 CONTACTS = ('l_sole', 'r_sole')      # the bench's wrench topics (iCub's contacts)
 ODOM_Z, ODOM_VX, WRENCH_FZ = 0.6, 0.1, 150.0    # the bench publisher's odometry and wrenches
 
@@ -255,6 +255,24 @@ def core_tick(kd, node):
     return core
 
 
+def kernel_tick(kd):
+    """``tick()``: one call of the compiled tick kernel on :func:`tick_inputs` (MIXED), its
+    arguments made once (see ``kernel`` in the module docstring)."""
+    jit = kd._jit
+    if jit is None:
+        raise SystemExit('floor_node --mode kernel: the compiled core is off (KIN_DYN_JIT=0 '
+                         'or numba missing)')
+    w_H_b, s, nu, s_dot, tau, wrenches = tick_inputs(kd)
+    targets, values = kd._sensor_wrenches(wrenches)
+    n = jit.n
+    args = (jit.mf, jit.mi, int(kd.rep), w_H_b, s, nu, s_dot, tau, targets, values,
+            np.empty(22 * n + 19), np.empty((n + 1, 4, 4)))
+    kernel = jit.k.tick
+    if kernel(*args) != jit.k.OK:
+        raise SystemExit('floor_node --mode kernel: the tick kernel refused the state')
+    return lambda: kernel(*args)
+
+
 def run(namespace, mode, model=None, balance=False):
     """The floor node process (see the module docstring)."""
     import rclpy
@@ -284,13 +302,16 @@ def run(namespace, mode, model=None, balance=False):
     unpack = struct.Struct('<iI').unpack_from
     thread = SensorThread(node, lambda sub, exc: print(f'floor: {sub}: {exc!r}',
                                                        file=sys.stderr)) \
-        if mode in ('thread', 'core') else None
+        if mode in ('thread', 'core', 'kernel') else None
     group = None if thread is None else thread.group
 
     core = core_tick(kd, node) if mode == 'core' else None
+    kernel = kernel_tick(kd) if mode == 'kernel' else None
 
     def on_joint_state(data):
         sec, nsec = unpack(data, 4)          # header.stamp, first in the payload
+        if kernel is not None:
+            kernel()
         if core is not None:
             for (pub, _), msg in zip(outputs, core(data)):
                 pub.publish(msg)

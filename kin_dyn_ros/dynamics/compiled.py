@@ -133,6 +133,7 @@ _F64 = np.dtype(np.float64)
 _EMPTY = EMPTY = np.empty(0)
 _EYE4 = np.eye(4)
 _S44 = (4, 4)
+_S6 = (6,)
 NO_TARGETS = np.empty((0, 2), dtype=np.int64)
 NO_FRAMES = np.empty(0, dtype=np.int64)
 NO_WRENCHES = np.empty((0, 6))
@@ -246,6 +247,16 @@ class CompiledModel:
         n = self.n
         out = np.empty(22 * n + 19)
         poses = np.empty((n + 1, 4, 4))
+        if tau is not None and self._at_position(w_H_b, s) and type(nu) is type(s_dot) \
+                is type(tau) is np.ndarray and nu.shape == _S6 and s_dot.shape == tau.shape \
+                == s.shape:
+            try:        # (the node's tick: every argument of the compiled types, ~2 us less)
+                status = self.k.tick(self.mf, self.mi, int(rep), w_H_b, s, nu, s_dot, tau,
+                                     targets, wrenches, out, poses)
+                if status != self.k.NOT_FINITE:
+                    return status, w_H_b, out, poses
+            except TypeError:           # not float64, C-contiguous and writable: _call's
+                pass
         status, state = self._call(self.k.tick, (self.mf, self.mi, int(rep)),
                                    (w_H_b, s, nu, s_dot, tau), (targets, wrenches, out, poses),
                                    _TICK_SLOTS)

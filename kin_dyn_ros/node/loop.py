@@ -58,6 +58,9 @@ class TickLoop:
         self._by_name = {"tf": publishers.tf, "com": publishers.com,
                          "momentum": publishers.momentum, "gravity": publishers.gravity,
                          "forward_dynamics": publishers.forward_dynamics}
+        self._per_tick = tuple((name, self._by_name[name])
+                               for name in ("com", "momentum", "gravity"))
+        self._balance = frozenset((publishers.zmp, publishers.capture_point, publishers.cop))
         self._log, self._now_ns = log, now_ns
         self._settings = self._model = None
         self._last_stamp_ns = None
@@ -193,15 +196,16 @@ class TickLoop:
         the publishers read, as :meth:`.outputs.ReadCounts.current` gives them)."""
         settings, pub, result = self._settings, self.publishers, tick.result
         read = pub.is_read.current() if read is None else read
-        wanted = [name for name, publisher in (("com", pub.com), ("momentum", pub.momentum),
-                                               ("gravity", pub.gravity)) if publisher in read]
+        wanted = [name for name, publisher in self._per_tick if publisher in read]
         if settings.publish_tf and pub.tf in read and self._tf_turn(tick):
             wanted.append("tf")
         # (forward dynamics: computed only while subscribed, rendered whenever computed)
         rendered = self._model.messages.per_tick(
             result, tick.stamp, tick.inputs, wanted, settings.publish_base_tf and tick.have_base)
-        return [(self._by_name[name], msg) for name, msg in rendered.items()] \
-            + self.balance_messages(result, tick.stamp, read)
+        out = [(self._by_name[name], msg) for name, msg in rendered.items()]
+        if not read.isdisjoint(self._balance):
+            out += self.balance_messages(result, tick.stamp, read)
+        return out
 
     def balance_messages(self, result, stamp, read=None):
         """[(publisher, message)] of ~/zmp, ~/capture_point and ~/cop of a tick, while a

@@ -66,6 +66,7 @@ READERS_PERIOD_NS = 20_000_000
 
 
 _NO_AGES = np.empty(0)
+_TF_ALL, _TF_JOINTS = {"tf": "tf_all"}, {"tf": "tf_joints"}    # per_tick's names in its pack
 
 
 class Publishers:
@@ -278,6 +279,10 @@ class TemplateCache:
     def __len__(self):
         return len(self._templates)
 
+    def peek(self, key):
+        """The template of ``key``, or None."""
+        return self._templates.get(key)
+
     def get(self, key, build):
         """The template of ``key``, made by ``build()`` (~0.3-2 ms on iCub) when there is none."""
         template = self._templates.get(key)
@@ -376,19 +381,18 @@ class TickMessages:
         template is usable, else one by one."""
         fd = result.base_acceleration is not None
         key = (tuple(inputs.wrenches), inputs.odometry_age is not None) if fd else None
-        pack = self._packs.get(key, lambda: self._pack(key))
+        pack = self._packs.peek(key)
+        if pack is None:
+            pack = self._packs.get(key, lambda: self._pack(key))
         if not pack:
             return self._one_by_one(result, stamp, inputs, wanted, with_base)
-        tf = "tf" in wanted
-        base = tf and with_base and self.world_link is None
+        base = with_base and self.world_link is None and "tf" in wanted
         ages = _NO_AGES if not fd else np.array(
             [inputs.odometry_age or 0.0, *(inputs.wrench_ages[c] for c in inputs.wrenches)])
-        names = [*wanted, "forward_dynamics"] if fd else wanted
-        packed = [("tf_all" if base else "tf_joints") if name == "tf" else name
-                  for name in names]
-        out = pack.render(result.packed, ages, result.base_pose, base, stamp_words(stamp),
-                          packed)
-        return {name: out[p] for name, p in zip(names, packed)}
+        names = (*wanted, "forward_dynamics") if fd else wanted
+        aliases = _TF_ALL if base else _TF_JOINTS      # "tf": the pack's /tf with or without
+        return pack.render(result.packed, ages, result.base_pose, base, stamp_words(stamp),
+                           names, aliases)
 
     def _one_by_one(self, result, stamp, inputs, wanted, with_base):
         """:meth:`per_tick` from each output's own template (or message object)."""

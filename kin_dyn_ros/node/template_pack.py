@@ -21,6 +21,8 @@ from ..dynamics.quaternions import rotation_to_quaternion
 
 __all__ = ["TemplatePack"]
 
+_NONE = {}      # (no aliases; never written)
+
 
 class TemplatePack:
     """``parts``: [(name, template, sources)]: a usable :class:`.outputs.SerializedTemplate`
@@ -58,11 +60,12 @@ class TemplatePack:
             raise ValueError("a template's sources do not match its float64 fields")
         self._kernel = kernel
 
-    def render(self, values, extra, pose, with_pose, stamp_words, names):
-        """{name: serialised bytes} of ``names`` (a subset of :attr:`names`), every message
-        with its numbers from ``values`` (m,), the translation and unit quaternion (x, y, z,
-        w), w >= 0, of ``pose`` (4, 4) (only when ``with_pose``) and ``extra``, and the
-        stamp ``stamp_words`` (sec modulo 2**32, nanosec)."""
+    def render(self, values, extra, pose, with_pose, stamp_words, names, aliases=_NONE):
+        """{name: serialised bytes} of ``names`` (each of :attr:`names`, or an alias of one
+        of them in ``aliases`` {alias: name}), every message with its numbers from ``values``
+        (m,), the translation and unit quaternion (x, y, z, w), w >= 0, of ``pose`` (4, 4)
+        (only when ``with_pose``) and ``extra``, and the stamp ``stamp_words`` (sec modulo
+        2**32, nanosec)."""
         sec, nanosec = stamp_words
         try:
             if self._kernel is None:
@@ -74,7 +77,7 @@ class TemplatePack:
         buf, slices = self._buf, self._slices
         out = {}
         for name in names:
-            start, end = slices[name]
+            start, end = slices[aliases.get(name, name)]
             out[name] = buf[start:end].tobytes()
         return out
 
