@@ -1074,7 +1074,8 @@ def main():
                         'thread (the node\'s sensor thread), spin (rclpy.spin), events '
                         '(rclpy\'s EventsExecutor), core (thread + the merge, compute_tick '
                         'and the rendering through the node\'s classes), kernel (thread + one '
-                        'call of the compiled tick kernel, no Python around it)')
+                        'call of the compiled tick kernel, no Python around it), calls (thread + the JointState\'s '
+                        'bytes to the outputs\' bytes in three compiled calls)')
     parser.add_argument('--thread-priority', type=int, default=0, metavar='N',
                         help='start the node with thread_priority N (SCHED_FIFO of its '
                         'ticking thread) and run the bench\'s publisher and receiver threads '

@@ -53,7 +53,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 NODE = 'kin_dyn_node'
-MODES = ('thread', 'spin', 'events', 'core', 'kernel')
+MODES = ('thread', 'spin', 'events', 'core', 'kernel', 'calls')
 CONTACTS = ('l_sole', 'r_sole')      # the bench's wrench topics (iCub's contacts)
 ODOM_Z, ODOM_VX, WRENCH_FZ = 0.6, 0.1, 150.0    # the bench publisher's odometry and wrenches
 
@@ -273,6 +273,50 @@ def kernel_tick(kd):
     return lambda: kernel(*args)
 
 
+def calls_tick(kd, node):
+    """``calls(JointState bytes)``: the messages of :func:`floor_messages`'s outputs (in its
+    order) by three compiled calls (see ``calls`` in the module docstring)."""
+    from rclpy.serialization import serialize_message
+    from kin_dyn_ros.node.conversions import JointStateMerger
+    from kin_dyn_ros.node.inputs import SensorInputs, TickInputs
+    from kin_dyn_ros.node.outputs import TickMessages
+    from kin_dyn_ros.node.sensor_thread import clock_ns
+    from kin_dyn_ros.node.settings import make_settings
+    if kd._jit is None or kd.mimic_joints:
+        raise SystemExit('floor_node --mode calls: needs the compiled core and a model '
+                         'without mimic joints')
+    w_H_b, _, nu, _, _, wrenches = tick_inputs(kd)
+    sensors = SensorInputs(clock_ns(node.get_clock()))
+    merger = JointStateMerger(kd.joints_name_list, kd.mimic_joints, 0.0)
+    sensors.configure(merger, kd.model.frame_index.get, 'odom')
+    js, _, _ = input_messages(kd)
+    for _ in range(2):      # the plain path, then its name list is learnt by the compiled one
+        sensors.take_joint_state(serialize_message(js))
+    merge = sensors._compiled.merge
+    s, s_dot, tau = merger.merged_arrays()[0]
+    messages = TickMessages(kd, make_settings(contacts=CONTACTS, world_frame='odom'))
+    inputs = TickInputs(0, wrenches=wrenches, odometry_age=0.0,
+                        wrench_ages={c: 0.0 for c in wrenches})
+    result = kd.compute_tick(w_H_b, s, nu, s_dot, tau, wrenches)
+    names = ('tf', 'com', 'momentum', 'gravity', 'forward_dynamics')
+    messages.per_tick(result, js.header.stamp, inputs, names[:4], True)    # makes the pack
+    pack = messages._packs.peek((tuple(wrenches), True))
+    jit = kd._jit
+    targets, values = kd._sensor_wrenches(wrenches)
+    out, poses = result.packed, np.empty((jit.n + 1, 4, 4))
+    args = (jit.mf, jit.mi, int(kd.rep), w_H_b, s, nu, s_dot, tau, targets, values, out,
+            poses)
+    kernel, ages, aliases = jit.k.tick, np.zeros(1 + len(wrenches)), {'tf': 'tf_all'}
+
+    def calls(data):
+        sec, nanosec = merge(data)
+        kernel(*args)
+        out = pack.render(result.packed, ages, w_H_b, True, (sec % 2 ** 32, nanosec), names,
+                          aliases)
+        return [out[name] for name in names]
+    return calls
+
+
 def run(namespace, mode, model=None, balance=False):
     """The floor node process (see the module docstring)."""
     import rclpy
@@ -302,11 +346,12 @@ def run(namespace, mode, model=None, balance=False):
     unpack = struct.Struct('<iI').unpack_from
     thread = SensorThread(node, lambda sub, exc: print(f'floor: {sub}: {exc!r}',
                                                        file=sys.stderr)) \
-        if mode in ('thread', 'core', 'kernel') else None
+        if mode in ('thread', 'core', 'kernel', 'calls') else None
     group = None if thread is None else thread.group
 
     core = core_tick(kd, node) if mode == 'core' else None
     kernel = kernel_tick(kd) if mode == 'kernel' else None
+    core = calls_tick(kd, node) if mode == 'calls' else core
 
     def on_joint_state(data):
         sec, nsec = unpack(data, 4)          # header.stamp, first in the payload

@@ -321,7 +321,11 @@ class JointStateMerger:
         self.efforts[dst] = eff[src]
 
     def state(self):
-        """(positions (n,), velocities (n,)) with the mimic joints filled from their masters."""
+        """(positions (n,), velocities (n,)) with the mimic joints filled from their masters
+        (copies; without mimic joints one copy of both, a row each)."""
+        if not self._mimic.joints.size:
+            s, s_dot = self._values[:2].copy()
+            return s, s_dot
         return (self._mimic.positions(self._positions),
                 self._mimic.velocities(self._velocities))
 

@@ -99,6 +99,8 @@ class SensorInputs:
         self.odometry = None                  # the latest (diagnostics)
         self.odometry_buffer = deque(maxlen=INPUT_BUFFER)
         self.wrenches, self.wrench_buffers = {}, {}
+        self._taken = 0             # odometry and wrenches taken (and configurations)
+        self._matches = None        # for_tick's kept matches
 
     def configure(self, merger, frame_of, world_frame, ignore_timestamp=False):
         """A new model (its JointStateMerger and frame lookup), world frame or
@@ -109,6 +111,7 @@ class SensorInputs:
         self._stamped = None if kernels is None \
             else CompiledStamped(kernels, QUATERNION_TOLERANCE)
         self.ignore_timestamp = ignore_timestamp
+        self._taken += 1
         if frame_of is None:
             return
         if self.odometry is not None and frame_of(self.odometry.frame) is None:
@@ -174,6 +177,7 @@ class SensorInputs:
             if self._stamped is not None:
                 self._stamped.learn_odometry(data, child)
         self.odometry_buffer.append(self.odometry)
+        self._taken += 1
 
     def take_wrench(self, contact, data):
         """Keep a WrenchStamped (bytes or message) of ``contact`` (no frame_id: the contact's
@@ -191,6 +195,7 @@ class SensorInputs:
                 self._stamped.learn_wrench(contact, data, frame)
         self.wrenches[contact] = entry
         self.wrench_buffers.setdefault(contact, deque(maxlen=INPUT_BUFFER)).append(entry)
+        self._taken += 1
 
     def _link(self, frame_id, what):
         if self._frame_of is None:
@@ -208,20 +213,43 @@ class SensorInputs:
 
     def for_tick(self, stamp_ns, contacts, wrench_timeout):
         """:class:`TickInputs` of a tick at JointState stamp ``stamp_ns`` [ns] for the
-        ``contacts`` of the model; a wrench further than ``wrench_timeout`` [s] is stale."""
-        out = TickInputs(stamp_ns, matching(self.odometry_buffer, stamp_ns))
-        if out.odometry is not None:
-            out.odometry_age = (stamp_ns - out.odometry.stamp_ns) * 1e-9
+        ``contacts`` of the model; a wrench further than ``wrench_timeout`` [s] is stale.
+
+        The matches of the last call are kept when each was its buffer's last input (not
+        newer than that call's stamp, or the only one): until an input is taken, they are the
+        matches of every later stamp too (most ticks: only the ages are computed)."""
+        kept = self._matches
+        if kept is not None and kept[0] == self._taken and kept[1] is contacts \
+                and stamp_ns >= kept[2]:
+            return _tick_inputs(stamp_ns, kept[3], kept[4], wrench_timeout)
+        odometry = matching(self.odometry_buffer, stamp_ns)
+        matched = [(self.odometry_buffer, odometry)] if odometry is not None else []
+        wrenches = []
         for contact in contacts:
-            w = matching(self.wrench_buffers.get(contact), stamp_ns)
-            if w is None:
-                continue
-            age = (stamp_ns - w.stamp_ns) * 1e-9
-            if abs(age) <= wrench_timeout:
-                out.wrenches[contact], out.wrench_ages[contact] = (w.frame, w.value), age
-            else:
-                out.stale.add(contact)
-        return out
+            buffer = self.wrench_buffers.get(contact)
+            w = matching(buffer, stamp_ns)
+            if w is not None:
+                wrenches.append((contact, w))
+                matched.append((buffer, w))
+        newest = all(m is buffer[-1] for buffer, m in matched)
+        self._matches = (self._taken, contacts, stamp_ns, odometry, wrenches) if newest \
+            else None
+        return _tick_inputs(stamp_ns, odometry, wrenches, wrench_timeout)
+
+
+def _tick_inputs(stamp_ns, odometry, wrenches, wrench_timeout):
+    """:class:`TickInputs` at ``stamp_ns`` of the matched ``odometry`` (or None) and
+    ``wrenches`` [(contact, Timed)] (stale: further than ``wrench_timeout`` [s])."""
+    out = TickInputs(stamp_ns, odometry)
+    if odometry is not None:
+        out.odometry_age = (stamp_ns - odometry.stamp_ns) * 1e-9
+    for contact, w in wrenches:
+        age = (stamp_ns - w.stamp_ns) * 1e-9
+        if abs(age) <= wrench_timeout:
+            out.wrenches[contact], out.wrench_ages[contact] = (w.frame, w.value), age
+        else:
+            out.stale.add(contact)
+    return out
 
 
 def _under(lock, callback):

@@ -388,7 +388,7 @@ class TickMessages:
             return self._one_by_one(result, stamp, inputs, wanted, with_base)
         base = with_base and self.world_link is None and "tf" in wanted
         ages = _NO_AGES if not fd else np.array(
-            [inputs.odometry_age or 0.0, *(inputs.wrench_ages[c] for c in inputs.wrenches)])
+            [inputs.odometry_age or 0.0, *map(inputs.wrench_ages.__getitem__, inputs.wrenches)])
         names = (*wanted, "forward_dynamics") if fd else wanted
         aliases = _TF_ALL if base else _TF_JOINTS      # "tf": the pack's /tf with or without
         return pack.render(result.packed, ages, result.base_pose, base, stamp_words(stamp),

@@ -245,3 +245,73 @@ def test_strings_layout_learns_only_plain_little_endian_bytes_it_can_read():
     assert strings_layout(b'\x01\x00\x00\x00' + data[4:], 1) is None        # big-endian
     assert strings_layout(b'\x00\x01\x00\x01' + data[4:], 1) is None        # options
     assert strings_layout(data[:12] + (10 ** 8).to_bytes(4, 'little') + data[16:], 1) is None
+
+
+def test_for_tick_matches_each_input_as_its_definition_says(icub_urdf):
+    """SensorInputs.for_tick (which keeps its last matches while no input is taken) against
+    the definition, on a random stream: per buffer, the input with the JointState's stamp,
+    else the newest one not newer, else the oldest one; ages = JointState stamp - input
+    stamp; a wrench further than wrench_timeout is stale. Inputs come ahead of the ticks and
+    behind them (each topic in stamp order, as one publisher sends it); ticks mostly go
+    forward, some repeat or go back."""
+    from geometry_msgs.msg import WrenchStamped
+    from nav_msgs.msg import Odometry
+    kd = KinDynComputations(icub_urdf)
+    inputs = inputs_of(kd)
+    contacts = ('l_sole', 'r_sole')
+    rng = np.random.default_rng(5)
+    ms = 1_000_000
+
+    def definition(buffer, stamp_ns):
+        if not buffer:
+            return None
+        exact = [e for e in buffer if e.stamp_ns == stamp_ns]
+        older = [e for e in buffer if e.stamp_ns <= stamp_ns]
+        return exact[-1] if exact else older[-1] if older else buffer[0]
+
+    def stamped(msg, t_ns):
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(t_ns), 10 ** 9)
+        return msg
+
+    tick_ns, kept_ticks = 10_000 * ms, 0
+    last = {}                           # per topic, its last stamp [ns]
+
+    def next_stamp(topic):
+        last[topic] = max(last.get(topic, 0), tick_ns + int(rng.integers(-30, 4)) * ms)
+        return last[topic]
+
+    for step in range(3000):
+        roll = rng.random()
+        if roll < 0.05:
+            odom = Odometry(child_frame_id='root_link')
+            odom.header.frame_id = 'world'
+            odom.pose.pose.orientation.w = 1.0
+            inputs.take_odometry(stamped(odom, next_stamp('odom')))
+        elif roll < 0.1:
+            w, contact = WrenchStamped(), contacts[int(rng.integers(2))]
+            w.wrench.force.z = float(step)
+            inputs.take_wrench(contact, stamped(w, next_stamp(contact)))
+        else:
+            tick_ns += int(rng.choice([1, 2, 0, -3, -40], p=[.9, .04, .03, .02, .01])) * ms
+            kept_ticks += inputs._matches is not None
+            timeout = float(rng.choice([0.005, 0.02, 1.0]))
+            got = inputs.for_tick(tick_ns, contacts, timeout)
+            odometry = definition(inputs.odometry_buffer, tick_ns)
+            assert got.odometry is odometry
+            assert got.odometry_age == (None if odometry is None
+                                        else (tick_ns - odometry.stamp_ns) * 1e-9)
+            want, ages, stale = {}, {}, set()
+            for c in contacts:
+                e = definition(inputs.wrench_buffers.get(c), tick_ns)
+                if e is None:
+                    continue
+                age = (tick_ns - e.stamp_ns) * 1e-9
+                if abs(age) <= timeout:
+                    want[c], ages[c] = (e.frame, e.value), age
+                else:
+                    stale.add(c)
+            assert got.wrenches.keys() == want.keys() and got.stale == stale
+            for c, (frame, value) in want.items():
+                assert got.wrenches[c][0] == frame and got.wrenches[c][1] is value
+                assert got.wrench_ages[c] == ages[c]
+    assert kept_ticks > 300           # the kept matches were used (and checked) often
