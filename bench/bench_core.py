@@ -69,7 +69,7 @@ RTOL = 1e-9  # agreement: max|ours - ref| <= RTOL * max|ref|
 ICUB = "iCubGazeboV2_5"
 FRAME = "l_sole"  # frame of the single-frame calls (a fixed-joint child at the end of a leg)
 FEET = ("l_sole", "r_sole")  # frames receiving the two external wrenches
-LIBS = ("ours", "ours_mixed", "pin", "idt", "adam")
+LIBS = ("ours", "ours_mixed", "pin", "idt", "adam", "kernel")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -522,6 +522,7 @@ def standalone_cases(icub, st):
     ident = (lambda x: x)
     bd_R = np.kron(np.eye(2), R)
 
+    bare = bare_kernels(ours, st, FRAME, ext)
     cases = [
         ("forward_kinematics",
          dict(ours=lambda: ours.forward_kinematics(FRAME, H, s),
@@ -602,7 +603,51 @@ def standalone_cases(icub, st):
          # computeMinverse fills the upper triangle only
          dict(pin=lambda M: P.square(np.triu(M) + np.triu(M, 1).T), idt=ident, adam=ident)),
     ]
+    for call, fns, _ in cases:
+        if call in bare:
+            fns["kernel"] = bare[call]
     return cases
+
+
+def bare_kernels(ours, st, frame, wrenches):
+    """{standalone call: fn}: the compiled kernel of each call of ``ours`` (BODY_FIXED) called
+    straight, its arguments made once: numba's dispatch and the kernel, no Python of ours
+    around them (what no Python wrapper can go below). {} on the NumPy core."""
+    jit = ours._jit
+    if jit is None:
+        return {}
+    k, mf, mi, rep = jit.k, jit.mf, jit.mi, int(ours.rep)
+    H, s, bv, sd, ba, sdd, tau = (np.ascontiguousarray(st[key], dtype=float) for key in (
+        "w_H_b", "s", "base_vel", "s_dot", "base_acc", "s_ddot", "tau"))
+    e, zero6, zero_n = np.empty(0), np.zeros(6), np.zeros(len(s))
+    index = ours.model.frame_index
+    ext = (np.array([index[f] for f in wrenches], dtype=np.int64),
+           np.ascontiguousarray(np.array(list(wrenches.values()), dtype=float)))
+    no_ext = (np.empty(0, dtype=np.int64), np.empty((0, 6)))
+
+    def whole(what, state=(e, e, e, e, e), gravity=True, external=no_ext):
+        want, length, _ = jit._whole[what]
+        args = (mf, mi, rep, want, H, s, *state, gravity, *external, np.empty(length))
+        return lambda: k.whole_body(*args)
+
+    def at_frame(what, state=(e, e), pose=H):
+        want, length, _ = jit._frame[what]
+        args = (mf, mi, rep, want, index[frame], pose, s, *state, np.empty(length))
+        return lambda: k.frame_query(*args)
+
+    coriolis = (mf, mi, rep, H, s, bv, sd, np.empty((6 + len(s), 6 + len(s))))
+    return {"forward_kinematics": at_frame("pose"), "jacobian": at_frame("jacobian"),
+            "relative_jacobian": at_frame("relative", pose=np.eye(4)),
+            "jacobian_dot": at_frame("jacobian_dot", (bv, sd)),
+            "CoM_position": whole("com"), "CoM_jacobian": whole("com_jacobian"),
+            "mass_matrix": whole("mass"), "centroidal_momentum_matrix": whole("cmm"),
+            "bias_force": whole("rnea", (bv, sd, zero6, zero_n, e)),
+            "coriolis_term": whole("rnea", (bv, sd, zero6, zero_n, e), gravity=False),
+            "gravity_term": whole("gravity"),
+            "rnea (2 wrenches)": whole("rnea", (bv, sd, ba, sdd, e), external=ext),
+            "aba (2 wrenches)": whole("aba", (bv, sd, e, e, tau), external=ext),
+            "coriolis_matrix": lambda: k.coriolis(*coriolis),
+            "inverse_mass_matrix": whole("minv")}
 
 
 # composites (the library has no such call; what a user of it would write), shown with '*'
@@ -990,13 +1035,15 @@ def main(argv=None):
         if target == "MISSED":
             misses.append(call)
         star = {lib: ("*" if (call, lib) in COMPOSITE else "") for lib in LIBS}
+        t_kernel = res.get("kernel", (None,))[0]
         rows.append([call, cell(res, "ours"), cell(res, "ours_mixed"), cell(res, "pin", star["pin"]),
                      cell(res, "idt", star["idt"]), cell(res, "adam", star["adam"]),
-                     ratio(t_ours, t_pin), f"{speed:.0f}" if speed else "n/a", target, agrees_cell(errs)])
+                     ratio(t_ours, t_pin), cell(res, "kernel"), ratio(t_kernel, t_pin) if t_kernel else "n/a",
+                     f"{speed:.0f}" if speed else "n/a", target, agrees_cell(errs)])
         err_rows.append([call] + [f"{errs[lib]:.1e}" if lib in errs else "n/a" for lib in ("pin", "idt", "adam")]
                         + [f"{vs_pin[lib]:.1e}" if lib in vs_pin else "n/a" for lib in ("idt", "adam")])
     headers = ["call", "ours µs", "ours MIXED µs", "Pinocchio µs", "iDynTree µs", "adam µs",
-               "ours/pin", "adam/ours", ">=100x adam", "agrees"]
+               "ours/pin", "kernel alone µs", "kernel/pin", "adam/ours", ">=100x adam", "agrees"]
     print_table(headers, rows, md, "standalone calls, iCub (min / median µs per call)")
     print_notes([(f"{call}, {lib} (*)", what) for (call, lib), what in COMPOSITE.items()]
                 + [(f"{call}, {lib}", what) for (call, lib), what in NOTES.items()], md,
