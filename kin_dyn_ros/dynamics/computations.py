@@ -695,7 +695,7 @@ class KinDynComputations:
         base_position = w_H_b[:3, 3]
         frame = functools.partial(self._world_frame, poses, base_position)
         n = len(names)
-        return TickResult(
+        result = TickResult(
             self.model.frame_names, names, out[:at["joint_quaternions"]].reshape(n, 4, 4),
             w_H_b, com, com_velocity, out[at["centroidal_momentum"]:at["gravity_torques"]],
             out[at["gravity_torques"]:at["base_acceleration"]], base_acc, joint_acc,
@@ -706,6 +706,8 @@ class KinDynComputations:
             (lambda: self._balance_vector(poses, base_position, com, com_velocity, contacts,
                                           frame_wrenches or {}, values, threshold))
             if contacts else None)
+        vars(result)["packed"] = out        # (the cached property, without its two calls)
+        return result
 
     def _sensor_wrenches(self, frame_wrenches):
         """{link: (expressed frame, w (6,))} -> (targets (k, 2) [link, frame] indices,
@@ -713,8 +715,8 @@ class KinDynComputations:
         and frames (the node's contacts: the same every tick)."""
         if not frame_wrenches:
             return NO_TARGETS, EMPTY
-        pairs = list(frame_wrenches.values())
-        key = (*frame_wrenches, *[frame for frame, _ in pairs])
+        frames, wrenches = zip(*frame_wrenches.values())     # (C calls: no comprehension)
+        key = (*frame_wrenches, *frames)
         targets = self._targets.get(key)
         if targets is None:
             targets = np.array([(self._frame(link), self._frame(frame))
@@ -722,10 +724,12 @@ class KinDynComputations:
             if len(self._targets) < 64:
                 self._targets[key] = targets
         try:
-            values = np.concatenate([w for _, w in pairs], dtype=np.float64)
+            values = np.array(wrenches, dtype=np.float64)
         except (TypeError, ValueError):
             values = None
-        if values is None or values.shape != (6 * len(pairs),):
+        if values is not None and values.shape == (len(wrenches), 6):
+            values = values.reshape(-1)
+        else:
             values = np.concatenate([_checked_wrench(link, w)      # raises, naming the link
                                      for link, (_, w) in frame_wrenches.items()])
         return targets, values

@@ -94,6 +94,7 @@ class TickLoop:
         else:
             self.finish_steps()
         self._settings, self._model = settings, model
+        self._tf_period_ns = round(1e9 / settings.publish_frequency)
         self._tf_due.reset()
 
     # -- the inputs and when a tick runs (under the lock) ----------------------------------
@@ -196,13 +197,18 @@ class TickLoop:
         the publishers read, as :meth:`.outputs.ReadCounts.current` gives them)."""
         settings, pub, result = self._settings, self.publishers, tick.result
         read = pub.is_read.current() if read is None else read
-        wanted = [name for name, publisher in self._per_tick if publisher in read]
+        wanted = []               # (loops, not comprehensions: no frame of their own)
+        for name, publisher in self._per_tick:
+            if publisher in read:
+                wanted.append(name)
         if settings.publish_tf and pub.tf in read and self._tf_turn(tick):
             wanted.append("tf")
         # (forward dynamics: computed only while subscribed, rendered whenever computed)
         rendered = self._model.messages.per_tick(
             result, tick.stamp, tick.inputs, wanted, settings.publish_base_tf and tick.have_base)
-        out = [(self._by_name[name], msg) for name, msg in rendered.items()]
+        out, by_name = [], self._by_name
+        for name, msg in rendered.items():
+            out.append((by_name[name], msg))
         if not read.isdisjoint(self._balance):
             out += self.balance_messages(result, tick.stamp, read)
         return out
@@ -238,9 +244,8 @@ class TickLoop:
         """Whether the tick publishes /tf: every tick with ignore_timestamp, else at least
         1/publish_frequency of JointState stamps after the last /tf (robot_state_publisher's
         rule, less half the JointState interval: :class:`.rates.SinceLast`)."""
-        settings = self._settings
-        return settings.ignore_timestamp or self._tf_due.due(
-            tick.inputs.stamp_ns, round(1e9 / settings.publish_frequency))
+        return self._settings.ignore_timestamp or self._tf_due.due(tick.inputs.stamp_ns,
+                                                                  self._tf_period_ns)
 
     def markers_read(self):
         """Whether ~/markers arrays are published and subscribed."""

@@ -66,7 +66,7 @@ READERS_PERIOD_NS = 20_000_000
 
 
 _NO_AGES = np.empty(0)
-_TF_ALL, _TF_JOINTS = {"tf": "tf_all"}, {"tf": "tf_joints"}    # per_tick's names in its pack
+_TF_ALL, _TF_JOINTS = (("tf", "tf_all"),), (("tf", "tf_joints"),)   # per_tick's, in its pack
 
 
 class Publishers:

@@ -28,23 +28,21 @@ class SinceLast:
         self._last_ns = self._previous_ns = self._interval_ns = None
 
     def due(self, stamp_ns, period_ns):
-        """Whether ``stamp_ns`` is due (it then becomes the last due stamp)."""
-        slack = self._slack(stamp_ns, period_ns)
+        """Whether ``stamp_ns`` is due (it then becomes the last due stamp). The slack: half
+        the stream's mean interval (at most half a period), with ``stamp_ns`` in it."""
+        previous, self._previous_ns = self._previous_ns, stamp_ns
+        slack = 0
+        if previous is not None and stamp_ns > previous:
+            step = stamp_ns - previous
+            step = period_ns if step > period_ns else step
+            mean = self._interval_ns
+            self._interval_ns = step if mean is None else mean + SMOOTHING * (step - mean)
+            slack = self._interval_ns // 2
         last = self._last_ns
         if last is not None and 0 <= stamp_ns - last < period_ns - slack:
             return False
         self._last_ns = stamp_ns
         return True
-
-    def _slack(self, stamp_ns, period_ns):
-        """Half the stream's mean interval (at most half a period), with ``stamp_ns`` in it."""
-        previous, self._previous_ns = self._previous_ns, stamp_ns
-        if previous is None or stamp_ns <= previous:
-            return 0
-        step = min(stamp_ns - previous, period_ns)
-        mean = self._interval_ns
-        self._interval_ns = step if mean is None else mean + SMOOTHING * (step - mean)
-        return self._interval_ns // 2
 
     def reset(self):
         """The next stamp is due."""

@@ -21,7 +21,6 @@ from ..dynamics.quaternions import rotation_to_quaternion
 
 __all__ = ["TemplatePack"]
 
-_NONE = {}      # (no aliases; never written)
 
 
 class TemplatePack:
@@ -53,6 +52,7 @@ class TemplatePack:
             stamps.append(payload // 4 + stamp_words)
             self._slices[name] = (offset, offset + template.size)
         self._f64, self._u32 = self._buf.view("<f8"), self._buf.view("<u4")
+        self._aliased = {(): self._slices}      # render's slices, per aliases
         self._targets = np.concatenate(targets).astype(np.intp)
         self._sources = np.concatenate(sources)
         self._stamps = np.concatenate(stamps).astype(np.intp)
@@ -60,12 +60,12 @@ class TemplatePack:
             raise ValueError("a template's sources do not match its float64 fields")
         self._kernel = kernel
 
-    def render(self, values, extra, pose, with_pose, stamp_words, names, aliases=_NONE):
+    def render(self, values, extra, pose, with_pose, stamp_words, names, aliases=()):
         """{name: serialised bytes} of ``names`` (each of :attr:`names`, or an alias of one
-        of them in ``aliases`` {alias: name}), every message with its numbers from ``values``
-        (m,), the translation and unit quaternion (x, y, z, w), w >= 0, of ``pose`` (4, 4)
-        (only when ``with_pose``) and ``extra``, and the stamp ``stamp_words`` (sec modulo
-        2**32, nanosec)."""
+        of them in ``aliases``: ((alias, name), ...)), every message with its numbers from
+        ``values`` (m,), the translation and unit quaternion (x, y, z, w), w >= 0, of
+        ``pose`` (4, 4) (only when ``with_pose``) and ``extra``, and the stamp
+        ``stamp_words`` (sec modulo 2**32, nanosec)."""
         sec, nanosec = stamp_words
         try:
             if self._kernel is None:
@@ -74,12 +74,19 @@ class TemplatePack:
                          self._f64, self._stamps, self._u32, sec, nanosec)
         except TypeError:       # (arrays of other types than the compiled ones: NumPy)
             self._scatter(values, extra, pose, with_pose, sec, nanosec)
-        buf, slices = self._buf, self._slices
+        buf = self._buf
+        slices = self._aliased.get(aliases) or self._alias(aliases)
         out = {}
         for name in names:
-            start, end = slices[aliases.get(name, name)]
+            start, end = slices[name]
             out[name] = buf[start:end].tobytes()
         return out
+
+    def _alias(self, aliases):
+        """{name or alias: (start, end)} with ``aliases``, kept."""
+        slices = {**self._slices, **{a: self._slices[n] for a, n in aliases}}
+        self._aliased[aliases] = slices
+        return slices
 
     def _scatter(self, values, extra, pose, with_pose, sec, nanosec):
         """What the kernel does, in NumPy."""
