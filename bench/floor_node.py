@@ -306,7 +306,7 @@ def calls_tick(kd, node):
     out, poses = result.packed, np.empty((jit.n + 1, 4, 4))
     args = (jit.mf, jit.mi, int(kd.rep), w_H_b, s, nu, s_dot, tau, targets, values, out,
             poses)
-    kernel, ages, aliases = jit.k.tick, np.zeros(1 + len(wrenches)), {'tf': 'tf_all'}
+    kernel, ages, aliases = jit.k.tick, np.zeros(1 + len(wrenches)), (('tf', 'tf_all'),)
 
     def calls(data):
         sec, nanosec = merge(data)

@@ -9,7 +9,9 @@ node's lock; the deferred contact mechanics run after each tick), one JointState
 and accumulates the thread CPU time of the pieces by wrapping them on the instance (the
 node's code is not changed): reading and merging the JointState, the tick's state and
 compute_tick, each output's rendering and its publish, the contact mechanics. Prints
-microseconds per JointState per piece.
+microseconds per JointState per piece; ``--total`` the total alone (no wrapper); ``--calls``
+the Python functions and C calls made per JointState (a count: the machine's speed does not
+change it; each costs ~2 us of CPU in the running node, where the caches are cold).
 
 Usage:  source scripts/env.sh && python bench/profile_node_tick.py [--ticks 3000]
 """
@@ -42,6 +44,10 @@ def main():
                         "bench_node's set); default every one")
     parser.add_argument('--total', action='store_true',
                         help='the total alone: no piece wrapped (each wrapper costs ~1-2 us)')
+    parser.add_argument('--calls', action='store_true',
+                        help='count the Python and C calls per JointState (sys.setprofile, no '
+                        'piece wrapped) instead of timing: a figure the machine\'s speed does '
+                        'not change; prints the 30 most frequent')
     args = parser.parse_args()
     from kin_dyn_ros.loopback import set_loopback_environment
     set_loopback_environment()
@@ -89,7 +95,7 @@ def main():
                 return inner(*a, **k)
             finally:
                 spent[label] += clock() - t0
-        if not args.total:
+        if not (args.total or args.calls):
             setattr(obj, attr, timed)
 
     m = node.loop.model
@@ -118,31 +124,43 @@ def main():
     t_ns = time.time_ns()
 
     def feed(count):
-        nonlocal t_ns
         total = 0.0
-        for k in range(count):
-            t_ns += 1_000_000
-            sec, nsec = divmod(t_ns, 1_000_000_000)
-            for msg in (js, odom, wrench):
-                msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
-            aux = [serialize_message(odom), serialize_message(wrench)] if k % 10 == 0 else None
-            data = serialize_message(js)
+        for k, (aux, data) in enumerate(messages(count)):
             t0 = clock()
-            with node.loop.lock:
-                if aux:
-                    node.loop.take_odometry(aux[0])
-                    node.loop.take_wrench('l_sole', aux[1])
-                    node.loop.take_wrench('r_sole', aux[1])
-                node.loop.take_joint_state(data)
-                while node.loop.run_step():
-                    pass
+            take(aux, data)
             total += clock() - t0
             if k % 50 == 0:
                 executor.spin_once(timeout_sec=0.0)
             time.sleep(0.001)      # one JointState per ms, as at 1 kHz
         return total
 
+    def messages(count):
+        """(odometry and wrench bytes every 10th, else None; JointState bytes) x count, made
+        one at a time (between the timed calls, as a publisher's would be)."""
+        nonlocal t_ns
+        for k in range(count):
+            t_ns += 1_000_000
+            sec, nsec = divmod(t_ns, 1_000_000_000)
+            for msg in (js, odom, wrench):
+                msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
+            aux = [serialize_message(odom), serialize_message(wrench)] if k % 10 == 0 else None
+            yield aux, serialize_message(js)
+
+    def take(aux, data):
+        """What the node's sensor thread calls for these messages."""
+        with node.loop.lock:
+            if aux:
+                node.loop.take_odometry(aux[0])
+                node.loop.take_wrench('l_sole', aux[1])
+                node.loop.take_wrench('r_sole', aux[1])
+            node.loop.take_joint_state(data)
+            while node.loop.run_step():
+                pass
+
     feed(300)
+    if args.calls:
+        count_calls(take, list(messages(min(args.ticks, 500))))
+        return
     spent.clear()
     total = feed(args.ticks)
     print(f'{args.ticks} JointStates, one per ms; thread CPU per JointState [us] '
@@ -153,6 +171,34 @@ def main():
     node.destroy_node()
     helper.destroy_node()
     rclpy.try_shutdown()
+
+
+def count_calls(take, messages):
+    """Print the calls per JointState of ``take(*m)`` for each of ``messages`` (the
+    bench's own calls left out: its frame and the C calls it makes)."""
+    counts = collections.Counter()
+    mine = {take.__code__, count_calls.__code__}
+
+    def profile(frame, event, arg):
+        if frame.f_code in mine:       # the bench's own: its frame and the C calls it makes
+            return
+        if event == 'call':
+            code = frame.f_code
+            counts[f'{pathlib.Path(code.co_filename).name}:{code.co_name}'] += 1
+        elif event == 'c_call':
+            counts[f'(C) {getattr(arg, "__qualname__", arg)}'] += 1
+    ticks = len(messages)
+    sys.setprofile(profile)
+    try:
+        for aux, data in messages:
+            take(aux, data)
+    finally:
+        sys.setprofile(None)
+    python = sum(v for k, v in counts.items() if not k.startswith('(C)'))
+    print(f'{ticks} JointStates: {sum(counts.values()) / ticks:.1f} calls per JointState, '
+          f'{python / ticks:.1f} of them Python functions; the most frequent:')
+    for key, count in counts.most_common(30):
+        print(f'  {count / ticks:6.2f}  {key}')
 
 
 if __name__ == '__main__':
