@@ -217,15 +217,17 @@ class ContactMechanics:
             self._margin_pub.publish(self._messages.margin(self._support, self._balance,
                                                            self._margins, self._stamp))
 
-    def has_work(self, stamp):
-        """Whether the tick of ``stamp`` has contact mechanics to do (:meth:`steps`): the
-        support due and read, or an answer of the worker to take. Most ticks have none: the
-        node then schedules no steps for them."""
+    def has_work(self, stamp, stamp_ns=None):
+        """Whether the tick of ``stamp`` (its ``stamp_ns`` [ns] when the caller has it) has
+        contact mechanics to do (:meth:`steps`): the support due and read, or an answer of
+        the worker to take. Most ticks have none: the node then schedules no steps for
+        them."""
         if not self._contacts:
             return False
         if self._worker.expecting:
             return True
-        t, rate = stamp.sec * 1_000_000_000 + stamp.nanosec, self._settings.equilibrium_rate
+        t = stamp.sec * 1_000_000_000 + stamp.nanosec if stamp_ns is None else stamp_ns
+        rate = self._settings.equilibrium_rate
         if rate <= 0.0 or not self._phase.is_due(t, int(1e9 / rate)):
             return False          # (most ticks: :meth:`_turn`'s first test, without its calls)
         return self._turn(t)

@@ -270,7 +270,7 @@ class TickLoop:
         on_thread = self._on_sensor_thread()
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self.finish_steps()
-        if not self.mechanics.has_work(tick.stamp):
+        if not self.mechanics.has_work(tick.stamp, tick.inputs.stamp_ns):
             return                # (most ticks: neither due nor awaiting the worker)
         state = tick.state
         steps = self.mechanics.steps(self._model.kd, tick.result, state.s, tick.stamp)
