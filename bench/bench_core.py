@@ -606,7 +606,17 @@ def standalone_cases(icub, st):
     for call, fns, _ in cases:
         if call in bare:
             fns["kernel"] = bare[call]
+            check_bare(call, bare[call](), np.asarray(fns["ours"](), dtype=float))
     return cases
+
+
+def check_bare(call, out, ours):
+    """Exit unless the kernel's ``out`` (whole_body's: the CoM (3) first) holds ``ours``."""
+    got = out.ravel()
+    got = got[:3] if call == "CoM_position" else got[3:] if got.size == ours.size + 3 else got
+    if got.shape != ours.ravel().shape or np.abs(got - ours.ravel()).max() \
+            > 1e-12 * max(1.0, np.abs(ours).max()):
+        sys.exit(f"bench_core: {call}: the kernel called straight does not give ours' answer")
 
 
 def bare_kernels(ours, st, frame, wrenches):
@@ -625,17 +635,26 @@ def bare_kernels(ours, st, frame, wrenches):
            np.ascontiguousarray(np.array(list(wrenches.values()), dtype=float)))
     no_ext = (np.empty(0, dtype=np.int64), np.empty((0, 6)))
 
+    def bare(kernel, *args):
+        """The call, returning the kernel's output array (its last argument)."""
+        out = args[-1]
+
+        def call():
+            kernel(*args)
+            return out
+        return call
+
     def whole(what, state=(e, e, e, e, e), gravity=True, external=no_ext):
         want, length, _ = jit._whole[what]
-        args = (mf, mi, rep, want, H, s, *state, gravity, *external, np.empty(length))
-        return lambda: k.whole_body(*args)
+        return bare(k.whole_body, mf, mi, rep, want, H, s, *state, gravity, *external,
+                    np.empty(length))
 
     def at_frame(what, state=(e, e), pose=H):
         want, length, _ = jit._frame[what]
-        args = (mf, mi, rep, want, index[frame], pose, s, *state, np.empty(length))
-        return lambda: k.frame_query(*args)
+        return bare(k.frame_query, mf, mi, rep, want, index[frame], pose, s, *state,
+                    np.empty(length))
 
-    coriolis = (mf, mi, rep, H, s, bv, sd, np.empty((6 + len(s), 6 + len(s))))
+    n = len(s)
     return {"forward_kinematics": at_frame("pose"), "jacobian": at_frame("jacobian"),
             "relative_jacobian": at_frame("relative", pose=np.eye(4)),
             "jacobian_dot": at_frame("jacobian_dot", (bv, sd)),
@@ -646,7 +665,8 @@ def bare_kernels(ours, st, frame, wrenches):
             "gravity_term": whole("gravity"),
             "rnea (2 wrenches)": whole("rnea", (bv, sd, ba, sdd, e), external=ext),
             "aba (2 wrenches)": whole("aba", (bv, sd, e, e, tau), external=ext),
-            "coriolis_matrix": lambda: k.coriolis(*coriolis),
+            "coriolis_matrix": bare(k.coriolis, mf, mi, rep, H, s, bv, sd,
+                                    np.empty((6 + n, 6 + n))),
             "inverse_mass_matrix": whole("minv")}
 
 
