@@ -21,15 +21,50 @@ import os
 import pathlib
 import subprocess
 import sys
+import time
 
 from ros_helpers import use_loopback_domain
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DURATION_S, RATE_HZ = 30, 200
 TIMEOUT_S = 150        # the run is ~45 s; a stuck node must not hang the suite
+QUIET_CORES, QUIET_WAIT_S = 0.3, 60.0   # the machine before the run (see quiet_machine)
+
+
+def cpu_seconds():
+    """{pid: (command, CPU seconds so far)} of the machine's processes (/proc)."""
+    tick = os.sysconf('SC_CLK_TCK')
+    out = {}
+    for stat in pathlib.Path('/proc').glob('[0-9]*/stat'):
+        try:
+            text = stat.read_text()
+            cmd = (stat.parent / 'cmdline').read_bytes().replace(b'\0', b' ').decode()[:100]
+        except OSError:
+            continue
+        fields = text[text.rindex(')') + 2:].split()
+        out[int(stat.parent.name)] = (cmd, (int(fields[11]) + int(fields[12])) / tick)
+    return out
+
+
+def quiet_machine():
+    """Wait (at most QUIET_WAIT_S) until the other processes use less than QUIET_CORES of
+    the machine over half a second: what earlier tests started and left running (a worker
+    finishing, a compiling process) takes the CPU the run's 200 Hz needs, and its delivery
+    criterion would count that (this test process's own threads included). Returns
+    [(cores, command)] of the busy ones last seen (in the report when the run fails)."""
+    deadline = time.monotonic() + QUIET_WAIT_S
+    while True:
+        before = cpu_seconds()
+        time.sleep(0.5)
+        after = cpu_seconds()
+        busy = sorted(((after[p][1] - before[p][1]) / 0.5, after[p][0]) for p in after
+                      if p in before)[::-1]
+        if sum(c for c, _ in busy) < QUIET_CORES or time.monotonic() > deadline:
+            return [(round(c, 2), cmd) for c, cmd in busy[:3] if c > 0.05]
 
 
 def test_soak_quick_schedule(tmp_path):
+    waited_for = quiet_machine()
     domain = use_loopback_domain(226, 232)
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain))
     env.pop('KIN_DYN_DOMAIN_AUTO', None)        # the runner keeps this domain
@@ -39,7 +74,8 @@ def test_soak_quick_schedule(tmp_path):
          '--rate', str(RATE_HZ), '--quick-schedule', '--no-memory-criterion',
          '--big-description', 'links', '--json', str(out), '--keep-log', str(tmp_path)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-    report = proc.stdout + proc.stderr[-3000:]
+    report = proc.stdout + proc.stderr[-3000:] + f'\nbusy before the run: {waited_for}'
+
     assert out.exists(), report
     figures = json.loads(out.read_text())
     failed = {name: detail for name, (ok, detail) in figures['criteria'].items()
