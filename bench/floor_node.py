@@ -229,21 +229,43 @@ def balance_messages(kd, world='odom'):
     return out
 
 
-def core_tick(kd, node):
-    """``core(JointState bytes)``: the messages of :func:`floor_messages`'s outputs (in its
-    order) computed as the node computes them (see ``core`` in the module docstring)."""
+def node_pieces(kd, node):
+    """(sensors, merger, messages, inputs): the node's classes for ``kd`` as the ``core``
+    and ``calls`` modes use them: its :class:`kin_dyn_ros.node.inputs.SensorInputs` and
+    merger, its TickMessages (CONTACTS, world 'odom') and the TickInputs of every tick
+    (:func:`tick_inputs`'s wrenches, ages 0)."""
     from kin_dyn_ros.node.conversions import JointStateMerger
     from kin_dyn_ros.node.inputs import SensorInputs, TickInputs
     from kin_dyn_ros.node.outputs import TickMessages
     from kin_dyn_ros.node.sensor_thread import clock_ns
     from kin_dyn_ros.node.settings import make_settings
-    w_H_b, _, nu, _, _, wrenches = tick_inputs(kd)
+    wrenches = tick_inputs(kd)[-1]
     sensors = SensorInputs(clock_ns(node.get_clock()))
     merger = JointStateMerger(kd.joints_name_list, kd.mimic_joints, 0.0)
     sensors.configure(merger, kd.model.frame_index.get, 'odom')
     messages = TickMessages(kd, make_settings(contacts=CONTACTS, world_frame='odom'))
     inputs = TickInputs(0, wrenches=wrenches, odometry_age=0.0,
                         wrench_ages={c: 0.0 for c in wrenches})
+    return sensors, merger, messages, inputs
+
+
+def kernel_arguments(kd, w_H_b, s, nu, s_dot, tau, wrenches, out):
+    """The arguments of the compiled tick kernel (:func:`kin_dyn_ros.dynamics.kernels.tick`)
+    on this state, writing ``out``; SystemExit on the NumPy core."""
+    jit = kd._jit
+    if jit is None:
+        raise SystemExit('floor_node: the compiled core is off (KIN_DYN_JIT=0 or numba '
+                         'missing)')
+    targets, values = kd._sensor_wrenches(wrenches)
+    return (jit.mf, jit.mi, int(kd.rep), w_H_b, s, nu, s_dot, tau, targets, values, out,
+            np.empty((jit.n + 1, 4, 4)))
+
+
+def core_tick(kd, node):
+    """``core(JointState bytes)``: the messages of :func:`floor_messages`'s outputs (in its
+    order) computed as the node computes them (see ``core`` in the module docstring)."""
+    w_H_b, _, nu, _, _, wrenches = tick_inputs(kd)
+    sensors, merger, messages, inputs = node_pieces(kd, node)
     names = ['tf', 'com', 'momentum', 'gravity']
 
     def core(data):
@@ -258,17 +280,9 @@ def core_tick(kd, node):
 def kernel_tick(kd):
     """``tick()``: one call of the compiled tick kernel on :func:`tick_inputs` (MIXED), its
     arguments made once (see ``kernel`` in the module docstring)."""
-    jit = kd._jit
-    if jit is None:
-        raise SystemExit('floor_node --mode kernel: the compiled core is off (KIN_DYN_JIT=0 '
-                         'or numba missing)')
-    w_H_b, s, nu, s_dot, tau, wrenches = tick_inputs(kd)
-    targets, values = kd._sensor_wrenches(wrenches)
-    n = jit.n
-    args = (jit.mf, jit.mi, int(kd.rep), w_H_b, s, nu, s_dot, tau, targets, values,
-            np.empty(22 * n + 19), np.empty((n + 1, 4, 4)))
-    kernel = jit.k.tick
-    if kernel(*args) != jit.k.OK:
+    args = kernel_arguments(kd, *tick_inputs(kd), np.empty(22 * kd.NDoF + 19))
+    kernel = kd._jit.k.tick
+    if kernel(*args) != kd._jit.k.OK:
         raise SystemExit('floor_node --mode kernel: the tick kernel refused the state')
     return lambda: kernel(*args)
 
@@ -277,36 +291,21 @@ def calls_tick(kd, node):
     """``calls(JointState bytes)``: the messages of :func:`floor_messages`'s outputs (in its
     order) by three compiled calls (see ``calls`` in the module docstring)."""
     from rclpy.serialization import serialize_message
-    from kin_dyn_ros.node.conversions import JointStateMerger
-    from kin_dyn_ros.node.inputs import SensorInputs, TickInputs
-    from kin_dyn_ros.node.outputs import TickMessages
-    from kin_dyn_ros.node.sensor_thread import clock_ns
-    from kin_dyn_ros.node.settings import make_settings
-    if kd._jit is None or kd.mimic_joints:
-        raise SystemExit('floor_node --mode calls: needs the compiled core and a model '
-                         'without mimic joints')
+    if kd.mimic_joints:
+        raise SystemExit('floor_node --mode calls: needs a model without mimic joints')
     w_H_b, _, nu, _, _, wrenches = tick_inputs(kd)
-    sensors = SensorInputs(clock_ns(node.get_clock()))
-    merger = JointStateMerger(kd.joints_name_list, kd.mimic_joints, 0.0)
-    sensors.configure(merger, kd.model.frame_index.get, 'odom')
+    sensors, merger, messages, inputs = node_pieces(kd, node)
     js, _, _ = input_messages(kd)
     for _ in range(2):      # the plain path, then its name list is learnt by the compiled one
         sensors.take_joint_state(serialize_message(js))
     merge = sensors._compiled.merge
     s, s_dot, tau = merger.merged_arrays()[0]
-    messages = TickMessages(kd, make_settings(contacts=CONTACTS, world_frame='odom'))
-    inputs = TickInputs(0, wrenches=wrenches, odometry_age=0.0,
-                        wrench_ages={c: 0.0 for c in wrenches})
     result = kd.compute_tick(w_H_b, s, nu, s_dot, tau, wrenches)
     names = ('tf', 'com', 'momentum', 'gravity', 'forward_dynamics')
     messages.per_tick(result, js.header.stamp, inputs, names[:4], True)    # makes the pack
-    pack = messages._packs.peek((tuple(wrenches), True))
-    jit = kd._jit
-    targets, values = kd._sensor_wrenches(wrenches)
-    out, poses = result.packed, np.empty((jit.n + 1, 4, 4))
-    args = (jit.mf, jit.mi, int(kd.rep), w_H_b, s, nu, s_dot, tau, targets, values, out,
-            poses)
-    kernel, ages, aliases = jit.k.tick, np.zeros(1 + len(wrenches)), (('tf', 'tf_all'),)
+    pack = messages._packs.get((tuple(wrenches), True), None)
+    args = kernel_arguments(kd, w_H_b, s, nu, s_dot, tau, wrenches, result.packed)
+    kernel, ages, aliases = kd._jit.k.tick, np.zeros(1 + len(wrenches)), (('tf', 'tf_all'),)
 
     def calls(data):
         sec, nanosec = merge(data)

@@ -222,15 +222,8 @@ class ContactMechanics:
         contact mechanics to do (:meth:`steps`): the support due and read, or an answer of
         the worker to take. Most ticks have none: the node then schedules no steps for
         them."""
-        if not self._contacts:
-            return False
-        if self._worker.expecting:
-            return True
-        t = stamp.sec * 1_000_000_000 + stamp.nanosec if stamp_ns is None else stamp_ns
-        rate = self._settings.equilibrium_rate
-        if rate <= 0.0 or not self._phase.is_due(t, int(1e9 / rate)):
-            return False          # (most ticks: :meth:`_turn`'s first test, without its calls)
-        return self._turn(t)
+        return bool(self._contacts) and (self._worker.expecting or self._turn(
+            stamp_to_ns(stamp) if stamp_ns is None else stamp_ns))
 
     def _markers_wait_over(self, t):
         """Whether the support of a tick of stamp ``t`` [ns] is needed for ~/markers alone:

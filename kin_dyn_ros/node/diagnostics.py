@@ -44,10 +44,8 @@ class TickStats:
     def add(self, t, duration, cpu):
         """Record a tick that ended at ``t`` [s] and took ``duration`` [s] of wall time and
         ``cpu`` [s] of its thread's CPU time."""
-        ticks = self._ticks
-        ticks.append((t, duration, cpu))
-        while ticks[0][0] < t - self.window:       # (as _forget, without its call)
-            ticks.popleft()
+        self._ticks.append((t, duration, cpu))
+        self._forget(self._ticks, t)
 
     def merged(self, t):
         """Record a JointState taken at ``t`` [s] that no tick of its own will follow: a

@@ -22,7 +22,6 @@ from ..dynamics.quaternions import rotation_to_quaternion
 __all__ = ["TemplatePack"]
 
 
-
 class TemplatePack:
     """``parts``: [(name, template, sources)]: a usable :class:`.outputs.SerializedTemplate`
     whose integer fields are all stamps (sec, nanosec pairs), and ``sources`` (d,) the index

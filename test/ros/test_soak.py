@@ -17,6 +17,7 @@ Run:  source scripts/env.sh && python -m pytest test/ros/test_soak.py -q
 """
 
 import json
+import math
 import os
 import pathlib
 import subprocess
@@ -25,24 +26,25 @@ import time
 
 from ros_helpers import use_loopback_domain
 
+from kin_dyn_ros.process_time import cpu_seconds
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DURATION_S, RATE_HZ = 30, 200
 TIMEOUT_S = 150        # the run is ~45 s; a stuck node must not hang the suite
 QUIET_CORES, QUIET_WAIT_S = 0.3, 60.0   # the machine before the run (see quiet_machine)
 
 
-def cpu_seconds():
+def processes():
     """{pid: (command, CPU seconds so far)} of the machine's processes (/proc)."""
-    tick = os.sysconf('SC_CLK_TCK')
     out = {}
-    for stat in pathlib.Path('/proc').glob('[0-9]*/stat'):
+    for entry in pathlib.Path('/proc').glob('[0-9]*'):
         try:
-            text = stat.read_text()
-            cmd = (stat.parent / 'cmdline').read_bytes().replace(b'\0', b' ').decode()[:100]
+            cmd = (entry / 'cmdline').read_bytes().replace(b'\0', b' ').decode()[:100]
         except OSError:
             continue
-        fields = text[text.rindex(')') + 2:].split()
-        out[int(stat.parent.name)] = (cmd, (int(fields[11]) + int(fields[12])) / tick)
+        seconds = cpu_seconds(int(entry.name))
+        if not math.isnan(seconds):                # (NaN: it ended meanwhile)
+            out[int(entry.name)] = (cmd, seconds)
     return out
 
 
@@ -54,9 +56,9 @@ def quiet_machine():
     [(cores, command)] of the busy ones last seen (in the report when the run fails)."""
     deadline = time.monotonic() + QUIET_WAIT_S
     while True:
-        before = cpu_seconds()
+        before = processes()
         time.sleep(0.5)
-        after = cpu_seconds()
+        after = processes()
         busy = sorted(((after[p][1] - before[p][1]) / 0.5, after[p][0]) for p in after
                       if p in before)[::-1]
         if sum(c for c, _ in busy) < QUIET_CORES or time.monotonic() > deadline:
@@ -75,7 +77,6 @@ def test_soak_quick_schedule(tmp_path):
          '--big-description', 'links', '--json', str(out), '--keep-log', str(tmp_path)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
     report = proc.stdout + proc.stderr[-3000:] + f'\nbusy before the run: {waited_for}'
-
     assert out.exists(), report
     figures = json.loads(out.read_text())
     failed = {name: detail for name, (ok, detail) in figures['criteria'].items()
