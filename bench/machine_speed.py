@@ -31,7 +31,7 @@ WORK_ITERATIONS = 1000  # ~0.08 ms of CPU on this machine kind at full speed
 SLOW_FACTOR = 3.0       # a sample this many times its median CPU time is a slow one
 MERGE_NS = 20_000_000   # slow samples closer than this make one spell
 
-__all__ = ["SpeedWitness", "spells"]
+__all__ = ["SpeedWitness", "covered_ns", "in_intervals", "set_aside", "spells"]
 
 
 def _work():
@@ -75,6 +75,33 @@ def spells(walls, cpu_ns, slow_factor=SLOW_FACTOR, merge_ns=MERGE_NS):
         else:
             out.append((start, int(walls[i]), float(ratio[i])))
     return out
+
+
+def set_aside(found, late_ns):
+    """[(start ns, end ns)] of what the spells ``found`` disturb in a stream whose output
+    counts as late after ``late_ns``: from ``late_ns`` before each (an output then on its
+    way meets it) to as long again as the spell after it, plus ``late_ns`` (the backlog
+    worked off)."""
+    return [(s - late_ns, e + (e - s) + late_ns) for s, e, *_ in found]
+
+
+def in_intervals(times, intervals):
+    """Boolean mask of ``times`` [ns] inside one of ``intervals`` [(start, end)]."""
+    times = np.asarray(times)
+    mask = np.zeros(times.shape, bool)
+    for start, end in intervals:
+        mask |= (times >= start) & (times <= end)
+    return mask
+
+
+def covered_ns(intervals, first, last):
+    """How much of [first, last] [ns] the ``intervals`` cover (overlaps counted once)."""
+    total, reach = 0, first
+    for start, end in sorted(intervals):
+        start, end = max(start, reach), min(end, last)
+        if end > start:
+            total, reach = total + end - start, end
+    return total
 
 
 class SpeedWitness:

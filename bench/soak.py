@@ -83,7 +83,7 @@ import time
 import numpy as np
 
 from line_process import LineProcess     # bench/, beside this file
-from machine_speed import SpeedWitness
+from machine_speed import SpeedWitness, in_intervals, set_aside
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -1335,14 +1335,10 @@ def window_mask(times, windows, lead_ns=0):
 
 def machine_slow(witness, pub_walls, outside, start, end, period):
     """(mask of the JointStates published in or just around a spell of the machine running
-    slow (machine_speed.py: both CPUs >= 3x slower, the node's work with them), its
-    figures). A JointState is set aside from LATE_PERIODS periods before a spell (its
-    output may still have been on its way) to as long again as the spell after it, plus
-    LATE_PERIODS periods (the node working off what queued meanwhile)."""
+    slow (machine_speed.py: both CPUs >= 3x slower, the node's work with them; what
+    machine_speed.set_aside says a spell disturbs at LATE_PERIODS), its figures)."""
     spells = [(s, e, worst) for s, e, worst in witness.spells() if e >= start and s <= end]
-    late = LATE_PERIODS * period
-    mask = window_mask(pub_walls, [{'start': s, 'end': e, 'grace': (e - s + late) / NS}
-                                   for s, e, _ in spells], late)
+    mask = in_intervals(pub_walls, set_aside(spells, LATE_PERIODS * period))
     return mask, {'spells': len(spells), 'slow_ms': sum(e - s for s, e, _ in spells) * 1e-6,
                   'worst_slowdown': max((w for *_, w in spells), default=None),
                   'spells_at_s': [round((s - start) * 1e-9, 3) for s, *_ in spells],

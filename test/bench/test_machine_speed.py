@@ -9,7 +9,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench"))
-from machine_speed import SpeedWitness, spells  # noqa: E402
+from machine_speed import (SpeedWitness, covered_ns, in_intervals, set_aside,  # noqa: E402
+                           spells)
 
 MS = 1_000_000
 
@@ -58,3 +59,13 @@ def test_the_witness_measures_every_cpu_and_ends_with_stop():
     assert all(proc.poll() is not None for proc in procs)
     found = witness.spells()
     assert all(start <= end and worst >= 3.0 for start, end, worst in found)
+
+
+def test_what_a_spell_sets_aside_and_how_much_of_a_run_that_covers():
+    intervals = set_aside([(100 * MS, 150 * MS, 12.0)], late_ns=5 * MS)
+    assert intervals == [(95 * MS, 205 * MS)]      # 5 ms before, 50 + 5 ms after
+    times = np.array([94, 95, 150, 205, 206]) * MS
+    assert in_intervals(times, intervals).tolist() == [False, True, True, True, False]
+    # overlapping intervals counted once, clipped to the run
+    assert covered_ns([(0, 10), (5, 20), (30, 40)], 2, 35) == 18 + 5
+    assert covered_ns([], 0, 100) == 0
