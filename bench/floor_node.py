@@ -272,7 +272,7 @@ def core_tick(kd, node):
         sensors.take_joint_state(data)
         s, s_dot = merger.state()
         result = kd.compute_tick(w_H_b, s, nu, s_dot, merger.efforts, wrenches)
-        out = messages.per_tick(result, sensors.joint_state_stamp, inputs, names, True)
+        out = messages.per_tick(result, sensors.joint_state_stamp_ns, inputs, names, True)
         return [out[name] for name in names + ['forward_dynamics']]
     return core
 
@@ -302,7 +302,7 @@ def calls_tick(kd, node):
     s, s_dot, tau = merger.merged_arrays()[0]
     result = kd.compute_tick(w_H_b, s, nu, s_dot, tau, wrenches)
     names = ('tf', 'com', 'momentum', 'gravity', 'forward_dynamics')
-    messages.per_tick(result, js.header.stamp, inputs, names[:4], True)    # makes the pack
+    messages.per_tick(result, 0, inputs, names[:4], True)    # makes the pack
     pack = messages._packs.get((tuple(wrenches), True), None)
     args = kernel_arguments(kd, w_H_b, s, nu, s_dot, tau, wrenches, result.packed)
     kernel, ages, aliases = kd._jit.k.tick, np.zeros(1 + len(wrenches)), (('tf', 'tf_all'),)

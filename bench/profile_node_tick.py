@@ -197,7 +197,7 @@ def count_calls(take, messages):
     python = sum(v for k, v in counts.items() if not k.startswith('(C)'))
     print(f'{ticks} JointStates: {sum(counts.values()) / ticks:.1f} calls per JointState, '
           f'{python / ticks:.1f} of them Python functions; the most frequent:')
-    for key, count in counts.most_common(30):
+    for key, count in counts.most_common(int(os.environ.get("KIN_DYN_PROFILE_TOP", "30"))):
         print(f'  {count / ticks:6.2f}  {key}')
 
 

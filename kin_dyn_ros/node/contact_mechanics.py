@@ -217,13 +217,11 @@ class ContactMechanics:
             self._margin_pub.publish(self._messages.margin(self._support, self._balance,
                                                            self._margins, self._stamp))
 
-    def has_work(self, stamp, stamp_ns=None):
-        """Whether the tick of ``stamp`` (its ``stamp_ns`` [ns] when the caller has it) has
-        contact mechanics to do (:meth:`steps`): the support due and read, or an answer of
-        the worker to take. Most ticks have none: the node then schedules no steps for
-        them."""
-        return bool(self._contacts) and (self._worker.expecting or self._turn(
-            stamp_to_ns(stamp) if stamp_ns is None else stamp_ns))
+    def has_work(self, stamp_ns):
+        """Whether the tick of stamp ``stamp_ns`` [ns] has contact mechanics to do
+        (:meth:`steps`): the support due and read, or an answer of the worker to take. Most
+        ticks have none: the node then schedules no steps for them."""
+        return bool(self._contacts) and (self._worker.expecting or self._turn(stamp_ns))
 
     def _markers_wait_over(self, t):
         """Whether the support of a tick of stamp ``t`` [ns] is needed for ~/markers alone:

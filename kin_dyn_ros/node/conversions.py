@@ -150,6 +150,13 @@ def stamp_words(stamp):
     return (stamp.sec % 2 ** 32, stamp.nanosec)
 
 
+def ns_words(t):
+    """Integer nanoseconds ``t`` as the two words :func:`stamp_words` gives for
+    ``ns_to_stamp(t)`` (no message made)."""
+    sec, nanosec = divmod(t, 1_000_000_000)
+    return (sec % 2 ** 32, nanosec)
+
+
 def stamp_fields(msg):
     """``(object, attribute)`` of sec and nanosec of ``msg.header.stamp`` (for
     ``outputs.SerializedTemplate``)."""

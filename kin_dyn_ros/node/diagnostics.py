@@ -34,29 +34,24 @@ OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.E
 
 class TickStats:
     """Durations and CPU times of the ticks of the last ``window`` seconds (monotonic
-    clock), and how many JointStates were merged into a later tick meanwhile."""
+    clock), and how many JointStates were merged into a later tick meanwhile. At most the
+    last ``kept`` of each are kept (the oldest dropped as new ones come: no trimming per
+    tick); the default covers a 1 s window up to 4 kHz."""
 
-    def __init__(self, window=1.0):
+    def __init__(self, window=1.0, kept=4096):
         self.window = window
-        self._ticks = deque()
-        self._merged = deque()
+        self._ticks = deque(maxlen=kept)
+        self._merged = deque(maxlen=kept)
 
     def add(self, t, duration, cpu):
         """Record a tick that ended at ``t`` [s] and took ``duration`` [s] of wall time and
         ``cpu`` [s] of its thread's CPU time."""
         self._ticks.append((t, duration, cpu))
-        self._forget(self._ticks, t)
 
     def merged(self, t):
         """Record a JointState taken at ``t`` [s] that no tick of its own will follow: a
         newer one came before its tick, which takes both (merged by joint name)."""
         self._merged.append((t,))
-        self._forget(self._merged, t)
-
-    def _forget(self, entries, t):
-        """Drop the entries (tuples, the time first) older than ``t - window``."""
-        while entries and entries[0][0] < t - self.window:
-            entries.popleft()
 
     def summary(self, now):
         """(count, mean [s], max [s], CPU mean [s], CPU max [s], merged) of the ticks in

@@ -17,7 +17,6 @@ consumer can reject mismatched ticks.
 from collections import deque
 from dataclasses import dataclass, field
 
-from builtin_interfaces.msg import Time
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.qos import qos_profile_sensor_data
@@ -93,8 +92,7 @@ class SensorInputs:
         self.merger = None                    # conversions.JointStateMerger of the model
         self._compiled = None                 # its CompiledJointStates (the compiled path)
         self._stamped = None                  # CompiledStamped (the compiled path)
-        self.joint_state_stamp = None         # builtin_interfaces/Time of the latest
-        self.joint_state_stamp_ns = self.joint_state_received_ns = None
+        self.joint_state_stamp_ns = self.joint_state_received_ns = None   # of the latest
         self.ignore_timestamp = False
         self.odometry = None                  # the latest (diagnostics)
         self.odometry_buffer = deque(maxlen=INPUT_BUFFER)
@@ -133,12 +131,16 @@ class SensorInputs:
         if self.ignore_timestamp:
             last = self.joint_state_stamp_ns
             stamp_ns = now if last is None or now > last or last - now > 1e9 else last + 1
-            self.joint_state_stamp, self.joint_state_stamp_ns = ns_to_stamp(stamp_ns), stamp_ns
+            self.joint_state_stamp_ns = stamp_ns
             return
-        stamp_ns = stamp[0] * 1_000_000_000 + stamp[1]
-        self.joint_state_stamp = Time(sec=stamp[0], nanosec=stamp[1]) if stamp_ns \
-            else ns_to_stamp(now)
-        self.joint_state_stamp_ns = stamp_ns or now
+        self.joint_state_stamp_ns = stamp[0] * 1_000_000_000 + stamp[1] or now
+
+    @property
+    def joint_state_stamp(self):
+        """builtin_interfaces/Time of the latest JointState's stamp (its arrival when it had
+        none), or None; made when read (a tick needs only :attr:`joint_state_stamp_ns`)."""
+        ns = self.joint_state_stamp_ns
+        return None if ns is None else ns_to_stamp(ns)
 
     def _read_and_merge(self, data):
         """Read and merge a JointState the plain way ((sec, nanosec) of its stamp); the

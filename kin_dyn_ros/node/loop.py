@@ -161,7 +161,7 @@ class TickLoop:
         """Compute and publish the tick of the latest JointState, give the services its
         state, and hand the contact mechanics their steps."""
         inputs = self.inputs
-        if self.ticker is None or inputs.joint_state_stamp is None \
+        if self.ticker is None or inputs.joint_state_stamp_ns is None \
                 or not self._new_stamp(inputs.joint_state_stamp_ns):
             return
         start, start_cpu = time.perf_counter(), time.thread_time()
@@ -205,7 +205,8 @@ class TickLoop:
             wanted.append("tf")
         # (forward dynamics: computed only while subscribed, rendered whenever computed)
         rendered = self._model.messages.per_tick(
-            result, tick.stamp, tick.inputs, wanted, settings.publish_base_tf and tick.have_base)
+            result, tick.stamp_ns, tick.inputs, wanted,
+            settings.publish_base_tf and tick.have_base)
         out, by_name = [], self._by_name
         for name, msg in rendered.items():
             out.append((by_name[name], msg))
@@ -270,7 +271,7 @@ class TickLoop:
         on_thread = self._on_sensor_thread()
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self.finish_steps()
-        if not self.mechanics.has_work(tick.stamp, tick.inputs.stamp_ns):
+        if not self.mechanics.has_work(tick.stamp_ns):
             return                # (most ticks: neither due nor awaiting the worker)
         state = tick.state
         steps = self.mechanics.steps(self._model.kd, tick.result, state.s, tick.stamp)

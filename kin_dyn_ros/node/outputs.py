@@ -36,8 +36,8 @@ from kin_dyn_ros_interfaces.msg import CentresOfPressure, ForwardDynamics
 from ..dynamics.compiled import compiled_kernels
 from ..dynamics.computations import packed_offsets
 from ..dynamics.quaternions import rotation_to_quaternion
-from .conversions import (assign_fields, make_transform_stamped, stamp_fields, stamp_words,
-                          xyz_fields)
+from .conversions import (assign_fields, make_transform_stamped, ns_to_stamp, ns_words,
+                          stamp_fields, stamp_words, xyz_fields)
 from .markers import MarkerSet
 from .template_pack import TemplatePack
 
@@ -369,8 +369,9 @@ class TickMessages:
         kernels = compiled_kernels() if kd.compiled else None
         self.scatter = None if kernels is None else kernels.scatter_words   # (or NumPy)
 
-    def per_tick(self, result, stamp, inputs, wanted, with_base):
-        """{name: message} of the tick's outputs named in ``wanted`` (of "tf", "com",
+    def per_tick(self, result, stamp_ns, inputs, wanted, with_base):
+        """{name: message} of the tick's outputs (stamped ``stamp_ns`` [ns], an integer: the
+        hot path makes no builtin_interfaces/Time) named in ``wanted`` (of "tf", "com",
         "momentum", "gravity"; "tf" with world -> root link when ``with_base``, as
         :meth:`tf`), and "forward_dynamics" whenever ``result`` has it (``inputs`` as
         :meth:`forward_dynamics_msg`'s). The same messages as :meth:`tf`, :meth:`com_point`,
@@ -380,13 +381,13 @@ class TickMessages:
         key = (tuple(inputs.wrenches), inputs.odometry_age is not None) if fd else None
         pack = self._packs.get(key, self._pack, key)
         if not pack:
-            return self._one_by_one(result, stamp, inputs, wanted, with_base)
+            return self._one_by_one(result, ns_to_stamp(stamp_ns), inputs, wanted, with_base)
         base = with_base and self.world_link is None and "tf" in wanted
         ages = _NO_AGES if not fd else np.array(
             [inputs.odometry_age or 0.0, *map(inputs.wrench_ages.__getitem__, inputs.wrenches)])
         names = (*wanted, "forward_dynamics") if fd else wanted
         aliases = _TF_ALL if base else _TF_JOINTS      # "tf": the pack's /tf with or without
-        return pack.render(result.packed, ages, result.base_pose, base, stamp_words(stamp),
+        return pack.render(result.packed, ages, result.base_pose, base, ns_words(stamp_ns),
                            names, aliases)
 
     def _one_by_one(self, result, stamp, inputs, wanted, with_base):

@@ -138,6 +138,7 @@ class SensorThread:
         self._stop = threading.Event()
         self._wake = GuardCondition(None, None, context=node.context)
         self._thread = None
+        self._ident = None        # the thread's threading ident while it runs
 
     @property
     def running(self):
@@ -146,7 +147,7 @@ class SensorThread:
 
     def is_current(self):
         """True when called on the thread itself."""
-        return self._thread is not None and threading.current_thread() is self._thread
+        return threading.get_ident() == self._ident   # (C calls: current_thread() is Python)
 
     @property
     def native_id(self):
@@ -183,6 +184,13 @@ class SensorThread:
             self._node.get_logger().warning(warning)
 
     def _run(self, subscriptions):
+        self._ident = threading.get_ident()
+        try:
+            self._loop(subscriptions)
+        finally:
+            self._ident = None    # (an ident is reused by threads started later)
+
+    def _loop(self, subscriptions):
         self._configure()
         context = self._node.context
         wait_set = _rclpy.WaitSet(len(subscriptions), 1, 0, 0, 0, 0, context.handle)

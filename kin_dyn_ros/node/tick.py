@@ -18,6 +18,7 @@ import numpy as np
 
 from ..dynamics import Representations
 from ..dynamics.base_state import base_state_from_odometry, change_base_representation
+from .conversions import ns_to_stamp
 
 __all__ = ["MeasuredState", "Tick", "TickComputer", "massless_note"]
 
@@ -43,17 +44,24 @@ class MeasuredState:
 
 
 class Tick:
-    """A computed tick: its JointState ``stamp``, the ``inputs`` it combined, its ``state``,
+    """A computed tick: its JointState's ``stamp_ns`` [ns] (:attr:`stamp` as a
+    builtin_interfaces/Time), the ``inputs`` it combined, its ``state``,
     whether the base pose came from odometry (or use_odometry is off: ``have_base``), the
     core's ``result`` and why forward dynamics is missing (``fd_note``, "" if computed for
     every joint; :func:`massless_note` if computed but for the massless joints). Never
     changed once made (as :class:`MeasuredState`)."""
 
-    __slots__ = ("stamp", "inputs", "state", "have_base", "result", "fd_note")
+    __slots__ = ("stamp_ns", "inputs", "state", "have_base", "result", "fd_note")
 
-    def __init__(self, stamp, inputs, state, have_base, result, fd_note):
-        self.stamp, self.inputs, self.state = stamp, inputs, state
+    def __init__(self, stamp_ns, inputs, state, have_base, result, fd_note):
+        self.stamp_ns, self.inputs, self.state = stamp_ns, inputs, state
         self.have_base, self.result, self.fd_note = have_base, result, fd_note
+
+    @property
+    def stamp(self):
+        """builtin_interfaces/Time of :attr:`stamp_ns`, made when read (the per-tick
+        outputs need only the integer)."""
+        return ns_to_stamp(self.stamp_ns)
 
 
 class TickComputer:
@@ -92,7 +100,7 @@ class TickComputer:
         elif result.massless_joints:
             fd_note = self._massless_note(result.massless_joints)
         state = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
-        return Tick(sensors.joint_state_stamp, inputs, state, have_base, result, fd_note)
+        return Tick(inputs.stamp_ns, inputs, state, have_base, result, fd_note)
 
     def _massless_note(self, names):
         """:func:`massless_note` of ``names``, logged once (made again only when they change)."""

@@ -103,6 +103,17 @@ def test_twist_and_matrix_lists():
     assert cv.stamp_to_ns(Time(sec=2, nanosec=5)) == 2_000_000_005
 
 
+def test_ns_words_are_the_words_of_the_stamp_of_those_nanoseconds():
+    """The per-tick pack's stamp words come from integer nanoseconds (no Time made): the
+    same as the message's fields serialised (sec an int32 as its two's complement word)."""
+    for t in (0, 1, 999_999_999, 1_000_000_000, 1_795_832_483_733_523_284,
+              -1, -3 * 10**9 + 5, 2**31 * 10**9 - 1, -(2**31) * 10**9):
+        stamp = cv.ns_to_stamp(t)
+        assert cv.ns_words(t) == cv.stamp_words(stamp), t
+        assert cv.stamp_to_ns(stamp) == t
+        assert cv.ns_words(t)[0] == stamp.sec & 0xFFFFFFFF and cv.ns_words(t)[1] == stamp.nanosec
+
+
 # -- JointState merging ----------------------------------------------------------------------
 def test_merger_merges_by_name_and_ignores_unknown():
     m = cv.JointStateMerger(['a', 'b', 'c', 'd'], default_position=0.25)
@@ -455,14 +466,14 @@ def test_per_tick_messages_rendered_at_once_are_the_ones_rendered_one_by_one(icu
             stamp = Time(sec=-3 + k, nanosec=10 ** 9 - 1 - k)
             for wanted, with_base in ((['com', 'momentum', 'gravity', 'tf'], True),
                                       (['tf', 'gravity'], False), ([], True)):
-                at_once = msgs.per_tick(r, stamp, inputs, wanted, with_base)
+                at_once = msgs.per_tick(r, cv.stamp_to_ns(stamp), inputs, wanted, with_base)
                 one_by_one = msgs._one_by_one(r, stamp, inputs, wanted, with_base)
                 assert list(at_once) == list(one_by_one) == wanted + (
                     ['forward_dynamics'] if tau is not None else [])
                 for name, data in at_once.items():
                     assert isinstance(data, bytes) and data == one_by_one[name], (name, k)
             r.packed.setflags(write=False)    # a type the kernel was not compiled for: NumPy
-            again = msgs.per_tick(r, stamp, inputs, ['tf', 'com'], True)
+            again = msgs.per_tick(r, cv.stamp_to_ns(stamp), inputs, ['tf', 'com'], True)
             assert again == msgs._one_by_one(r, stamp, inputs, ['tf', 'com'], True)
     assert isinstance(msgs._packs.get(None, None), TemplatePack)
 
@@ -520,6 +531,11 @@ def test_tick_stats_and_diagnostics():
     assert stats.summary(1.2) == (2, pytest.approx(0.003), 0.004, pytest.approx(0.001), 0.0015,
                                   2)
     assert stats.summary(3.0) == (0, 0.0, 0.0, 0.0, 0.0, 0)
+    bounded = TickStats(window=1.0, kept=3)       # only the last `kept` ticks are kept
+    for k in range(5):
+        bounded.add(0.1 * k, 0.001 * (k + 1), 0.0005)
+    assert bounded.summary(0.5) == (3, pytest.approx(0.004), 0.005, pytest.approx(0.0005),
+                                    0.0005, 0)
     inputs = InputsReport(joint_state_age=0.01, missing_joints=['x'], odometry_age=None,
                           wrenches=[('l_sole', 0.02, False), ('r_sole', 0.3, True),
                                     ('hand', None, False)])
