@@ -148,6 +148,34 @@ class TickResult:
         return self._frame_pose(index)
 
 
+class _PackedTickResult(TickResult):
+    """The compiled tick's :class:`TickResult`: its arrays are views into ``packed`` (the
+    kernel's one vector, laid out as :func:`packed_offsets`); those the node's tick does not
+    read are made when first read (it renders its outputs from ``packed``). Made by
+    :meth:`KinDynComputations._compiled_tick` without :class:`TickResult`'s ``__init__``;
+    the same fields, the same values."""
+
+    def _view(self, first, end):
+        at = self._at
+        return self._packed[at[first]:at[end]]
+
+    @cached_property
+    def joint_transforms(self):
+        return self._view("joint_transforms", "joint_quaternions").reshape(-1, 4, 4)
+
+    @cached_property
+    def centroidal_momentum(self):
+        return self._view("centroidal_momentum", "gravity_torques")
+
+    @cached_property
+    def gravity_torques(self):
+        return self._view("gravity_torques", "base_acceleration")
+
+    @cached_property
+    def joint_accelerations(self):
+        return self._view("joint_accelerations", "massless") if self._fd else None
+
+
 def _checked_wrench(link, w):
     """The wrench ``w`` on ``link`` as a finite (6,) float array; ValueError naming it."""
     w = np.asarray(w, dtype=float)
@@ -678,35 +706,35 @@ class KinDynComputations:
             for link, (_, w) in frame_wrenches.items():
                 _checked_wrench(link, w)
         at = self._packed                               # TickResult.packed's fields
-        com, com_velocity = out[at["com"]:at["com_velocity"]], \
-            out[at["com_velocity"]:at["centroidal_momentum"]]
-        accelerations = slice(at["base_acceleration"], at["massless"])
-        base_acc = joint_acc = None
         fd_error, massless = "", ()
         if status == jit.k.SINGULAR:
             fd_error = alg.SINGULAR_BASE
-        if tau is None or fd_error:
-            out[accelerations] = np.nan                 # (as TickResult.packed says)
-        else:
-            base_acc = out[at["base_acceleration"]:at["joint_accelerations"]]
-            joint_acc = out[at["joint_accelerations"]:at["massless"]]
-            if out[at["massless"]]:
-                massless = self._names(np.isnan(joint_acc))
+        fd = tau is not None and not fd_error
+        if not fd:
+            out[at["base_acceleration"]:at["massless"]] = np.nan   # (as TickResult.packed says)
+        elif out[at["massless"]]:
+            massless = self._names(np.isnan(out[at["joint_accelerations"]:at["massless"]]))
         base_position = w_H_b[:3, 3]
         frame = functools.partial(self._world_frame, poses, base_position)
         n = len(names)
-        result = TickResult(
-            self.model.frame_names, names, out[:at["joint_quaternions"]].reshape(n, 4, 4),
-            w_H_b, com, com_velocity, out[at["centroidal_momentum"]:at["gravity_torques"]],
-            out[at["gravity_torques"]:at["base_acceleration"]], base_acc, joint_acc,
-            self.rep, fd_error, massless, lambda: jit.frame_poses(poses, base_position), frame,
-            (lambda: self._balance(frame, com, com_velocity, contacts, frame_wrenches or {},
-                                   threshold)) if contacts else None,
-            lambda: out[at["joint_quaternions"]:at["com"]].reshape(n, 4), out,
-            (lambda: self._balance_vector(poses, base_position, com, com_velocity, contacts,
-                                          frame_wrenches or {}, values, threshold))
-            if contacts else None)
-        vars(result)["packed"] = out        # (the cached property, without its two calls)
+        com, com_velocity = out[at["com"]:at["com_velocity"]], \
+            out[at["com_velocity"]:at["centroidal_momentum"]]
+        result = _PackedTickResult.__new__(_PackedTickResult)
+        # the fields (the other views into out: _PackedTickResult's, made when read)
+        vars(result).update(
+            frame_names=self.model.frame_names, joint_names=names, base_pose=w_H_b,
+            com=com, com_velocity=com_velocity, representation=self.rep,
+            base_acceleration=out[at["base_acceleration"]:at["joint_accelerations"]]
+            if fd else None, _fd=fd, forward_dynamics_error=fd_error,
+            massless_joints=massless, _frame_poses=lambda: jit.frame_poses(poses, base_position),
+            _frame_pose=frame, _packed=out, packed=out, _at=at,
+            _joint_quaternions=lambda: out[at["joint_quaternions"]:at["com"]].reshape(n, 4),
+            _balance=(lambda: self._balance(frame, com, com_velocity, contacts,
+                                            frame_wrenches or {}, threshold))
+            if contacts else None,
+            _balance_vector=(lambda: self._balance_vector(
+                poses, base_position, com, com_velocity, contacts, frame_wrenches or {},
+                values, threshold)) if contacts else None)
         return result
 
     def _sensor_wrenches(self, frame_wrenches):
