@@ -300,11 +300,18 @@ class CompiledModel:
         want, length, shape = self._whole[what]
         out = np.empty(length)
         status = None
-        if nu is s_dot is nu_dot is s_ddot is tau is None and self._at_position(w_H_b, s):
-            try:
-                status = self.k.whole_body(self.mf, self.mi, int(rep), want, w_H_b, s, _EMPTY,
-                                           _EMPTY, _EMPTY, _EMPTY, _EMPTY, gravity, frames,
-                                           wrenches, out)
+        if tau is None and self._at_position(w_H_b, s):
+            try:    # a position, or one with every rate (rnea, bias): straight in
+                if nu is s_dot is nu_dot is s_ddot is None:
+                    status = self.k.whole_body(self.mf, self.mi, int(rep), want, w_H_b, s,
+                                               _EMPTY, _EMPTY, _EMPTY, _EMPTY, _EMPTY, gravity,
+                                               frames, wrenches, out)
+                elif type(nu) is type(s_dot) is type(nu_dot) is type(s_ddot) is np.ndarray \
+                        and nu.shape == nu_dot.shape == _S6 \
+                        and s_dot.shape == s_ddot.shape == s.shape:
+                    status = self.k.whole_body(self.mf, self.mi, int(rep), want, w_H_b, s, nu,
+                                               s_dot, nu_dot, s_ddot, _EMPTY, gravity, frames,
+                                               wrenches, out)
             except TypeError:           # not float64, C-contiguous and writable
                 pass
         if status is None:

@@ -218,7 +218,7 @@ class KinDynComputations:
         self.rep = Representations.MIXED_REPRESENTATION
         n = self.model.n
         self._cols = np.concatenate([np.arange(6), 6 + self.model.internal])
-        self._zero_n = np.zeros(n)
+        self._zero_n, self._zero_6 = np.zeros(n), np.zeros(6)   # (read, never written)
         self._total_mass = self.model.total_mass
         self._mimic = MimicJoints(self.model.joints_name_list, self.model.mimic)
         self._keep_kin, self._last_kin = False, None     # see sharing_model
@@ -538,7 +538,8 @@ class KinDynComputations:
 
     def _rnea(self, w_H_b, s, base_vel, s_dot, base_acc, s_ddot, wrenches, gravity):
         if self._jit is not None:
-            frames, values = self._rep_wrenches(wrenches)
+            frames, values = self._rep_wrenches(wrenches) if wrenches else (NO_FRAMES,
+                                                                           NO_WRENCHES)
             return self._jit.whole(self.rep, "rnea", w_H_b, s, base_vel, s_dot, base_acc,
                                    s_ddot, gravity=gravity is self._g6, frames=frames,
                                    wrenches=values)
@@ -561,12 +562,12 @@ class KinDynComputations:
         """h = C(q, nu) nu + g(q), (6+n,)."""
         if (batch := self._batched("bias_forces", w_H_b, s, base_vel, s_dot)) is not None:
             return batch
-        return self._rnea(w_H_b, s, base_vel, s_dot, np.zeros(6), self._zero_n, None, self._g6)
+        return self._rnea(w_H_b, s, base_vel, s_dot, self._zero_6, self._zero_n, None, self._g6)
 
     def coriolis_term(self, w_H_b, s, base_vel, s_dot):
         """C(q, nu) nu, (6+n,): the bias force without gravity."""
-        return self._rnea(w_H_b, s, base_vel, s_dot, np.zeros(6), self._zero_n, None,
-                          np.zeros(6))
+        return self._rnea(w_H_b, s, base_vel, s_dot, self._zero_6, self._zero_n, None,
+                          self._zero_6)
 
     def gravity_term(self, w_H_b, s):
         """g(q), (6+n,): generalized gravity forces."""

@@ -151,6 +151,10 @@ def test_a_massless_leaf_is_named_and_nan(pairs):
     ("jacobian", lambda st: ("l_sole", st.w_H_b, np.append(st.s, 0.0)),
      r"expected s with shape \(32,\), got \(33,\)"),
     ("jacobian", lambda st: ("nowhere", st.w_H_b, st.s), "unknown frame 'nowhere'"),
+    ("bias_force", lambda st: (st.w_H_b, st.s, st.base_vel * np.nan, st.s_dot),
+     "base_vel contains NaN or inf"),                    # (a full state: straight in)
+    ("coriolis_term", lambda st: (st.w_H_b, st.s, st.base_vel, st.s_dot[:-1]),
+     r"expected s_dot with shape \(32,\), got \(31,\)"),
 ])
 def test_bad_input_raises_the_numpy_cores_message(pairs, call, args, message):
     case, fast, ref = _pair(pairs, "icub", "MIXED")
@@ -170,6 +174,8 @@ def test_read_only_strided_and_fortran_inputs_take_the_same_signature(pairs):
     assert_close(fast.mass_matrix(h, s), ref.mass_matrix(h, s), "mass matrix", RTOL)
     assert_close(fast.compute_tick(h, s, st.base_vel, st.s_dot, st.tau).com,
                  ref.compute_tick(h, s, st.base_vel, st.s_dot, st.tau).com, "com", RTOL)
+    assert_close(fast.bias_force(h, s, st.base_vel, s), ref.bias_force(h, s, st.base_vel, s),
+                 "bias force", RTOL)
     fortran = np.asfortranarray(st.w_H_b)          # column-major: copied to row-major
     assert_close(fast.mass_matrix(fortran, st.s), ref.mass_matrix(st.w_H_b, st.s),
                  "mass matrix of a Fortran-ordered w_H_b", RTOL)
