@@ -710,8 +710,9 @@ def measure(receiver, publisher, rate, node_pid=None, with_probe=False, load=Non
                     'split': latency_split(inside), 'latency': latency}
     row['node_tick'] = (receiver.tick_summary(first, sent['last_ns'] + int(0.5e9))
                         if not namespace else None)
-    row['machine'] = steady_figures(row, receiver.records, witness.spells(), first,
-                                    sent['last_ns'], expected, rate)
+    last = sent['last_ns']
+    row['machine'] = steady_figures(row, receiver.records, witness.spells(first, last), first,
+                                    last, expected, rate)
     period_ms = 1e3 / rate
     row['sustained'] = all(row[k]['ratio'] >= 0.99 and row[k]['p99'] < 5 * period_ms
                            for k in per_tick_outputs())
@@ -725,12 +726,11 @@ def measure(receiver, publisher, rate, node_pid=None, with_probe=False, load=Non
 
 
 def steady_figures(row, records, spells, first, last, expected, rate):
-    """The machine's slow spells over [first, last] (bench/machine_speed.py) and, per
+    """The machine's slow ``spells`` over [first, last] (bench/machine_speed.py) and, per
     per-tick output, its share received and p99 latency [ms] over the JointStates outside
     what they disturb (machine_speed.set_aside at 5 periods; the JointStates expected
     there in proportion to the time): {"spells", "slow_ms", "aside_share", "worst_ratio",
     "worst_p99"}, each output's in row[key]["steady"]."""
-    spells = [sp for sp in spells if sp[1] >= first and sp[0] <= last]
     aside = set_aside(spells, int(5e9 / rate))
     share = covered_ns(aside, first, last) / max(1, last - first)
     for key in per_tick_outputs():

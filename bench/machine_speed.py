@@ -133,9 +133,10 @@ class SpeedWitness:
             self._samples[cpu] = (data[0::2], data[1::2])
         self._dir.cleanup()
 
-    def spells(self):
+    def spells(self, first=None, last=None):
         """[(start ns, end ns, worst slowdown)] of every CPU's spells, sorted, overlapping
-        ones merged (the CPUs here slow down together)."""
+        ones merged (the CPUs here slow down together); with ``first`` and ``last`` [wall
+        ns], those that overlap [first, last] only."""
         self.stop()
         both = sorted(s for walls, cpu in self._samples.values() for s in spells(walls, cpu))
         out = []
@@ -144,7 +145,9 @@ class SpeedWitness:
                 out[-1] = (out[-1][0], max(out[-1][1], end), max(out[-1][2], worst))
             else:
                 out.append((start, end, worst))
-        return out
+        if first is None:
+            return out
+        return [(s, e, worst) for s, e, worst in out if e >= first and s <= last]
 
     def median_cpu_us(self):
         """{cpu: median CPU time [us] of one measurement} (the machine's speed at its best)."""

@@ -41,23 +41,25 @@ start, end, least-squares slope over the last 80 % [MB/min]); outputs per second
 per published JointState, each per-tick output (/tf, ~/com, ~/centroidal_momentum,
 ~/gravity_torques, ~/forward_dynamics) missing or later than 5 periods, outside and inside
 fault windows (a window is the fault's span plus the recovery it is allowed: 1 s, 2 s for a
-model reload; and the 5 periods before it, whose outputs the fault may meet), the JointStates published around a spell of the machine itself running slow
-set aside and counted (bench/machine_speed.py: both CPUs of the shared machines here run
-the same code 10-15x slower for 25-120 ms every few seconds); recovery of each fault (from its end to the arrival of the first set of
-per-tick outputs, of a JointState published after the end, recomputed correct); correctness:
-1 tick in --check-every (100) recomputed from its inputs with kin_dyn_ros.dynamics and 1 in
---pinocchio-every (1000) with Pinocchio to 1e-9 (the odometry and wrenches combined are
-those the tick's ~/forward_dynamics ages name; a tick combined with another instant's inputs
-is counted, not checked), every output of every topic scanned for NaN/inf; node CPU per
-JointState; worker restarts; node log lines by level (its stderr) and the most in one second;
-the services' answers; the node alive at the end and exiting 0 on SIGINT, workers gone.
+model reload; and the 5 periods before it, whose outputs the fault may meet), the
+JointStates published around a spell of the machine itself running slow set aside and
+counted (bench/machine_speed.py: both CPUs of the shared machines here run the same code
+10-15x slower for 25-120 ms every few seconds); recovery of each fault (from its end to the
+arrival of the first set of per-tick outputs, of a JointState published after the end,
+recomputed correct); correctness: 1 tick in --check-every (100) recomputed from its inputs
+with kin_dyn_ros.dynamics and 1 in --pinocchio-every (1000) with Pinocchio to 1e-9 (the
+odometry and wrenches combined are those the tick's ~/forward_dynamics ages name; a tick
+combined with another instant's inputs is counted, not checked), every output of every
+topic scanned for NaN/inf; node CPU per JointState; worker restarts; node log lines by
+level (its stderr) and the most in one second; the services' answers; the node alive at the
+end and exiting 0 on SIGINT, workers gone.
 
 Pass: no crash, clean exit, no wrong or non-finite output, correct service answers, memory
 slope < 0.5 MB/min (--no-memory-criterion: not judged), per-tick recovery <= 1 s (model
-reload <= 2 s) after every fault and ~/equilibrium_torques back within 5 s of a worker kill,
->= 99 % of the per-tick outputs outside fault windows (and the machine's slow spells) on
-time, at most 10 node log lines in
-any second and none longer than 10,000 characters. The failed criteria are printed.
+reload <= 2 s) after every fault and ~/equilibrium_torques back within 5 s of a worker
+kill, >= 99 % of the per-tick outputs outside fault windows (and the machine's slow spells)
+on time, at most 10 node log lines in any second and none longer than 10,000 characters.
+The failed criteria are printed.
 
 Usage:  source scripts/env.sh && python bench/soak.py [--duration 600] [--rate 1000]
         [--quick-schedule] [--json FILE] [--no-memory-criterion] [--keep-log DIR]
@@ -1327,17 +1329,15 @@ def walk_floats(msg, path=''):
 # -- analysis ---------------------------------------------------------------------------------
 def window_mask(times, windows, lead_ns=0):
     """Boolean mask of ``times`` [wall ns] inside a window (start - lead_ns .. end + grace)."""
-    inside = np.zeros(len(times), bool)
-    for w in windows:
-        inside |= (times >= w['start'] - lead_ns) & (times <= w['end'] + int(w['grace'] * NS))
-    return inside
+    return in_intervals(times, [(w['start'] - lead_ns, w['end'] + int(w['grace'] * NS))
+                                for w in windows])
 
 
 def machine_slow(witness, pub_walls, outside, start, end, period):
     """(mask of the JointStates published in or just around a spell of the machine running
     slow (machine_speed.py: both CPUs >= 3x slower, the node's work with them; what
     machine_speed.set_aside says a spell disturbs at LATE_PERIODS), its figures)."""
-    spells = [(s, e, worst) for s, e, worst in witness.spells() if e >= start and s <= end]
+    spells = witness.spells(start, end)
     mask = in_intervals(pub_walls, set_aside(spells, LATE_PERIODS * period))
     return mask, {'spells': len(spells), 'slow_ms': sum(e - s for s, e, _ in spells) * 1e-6,
                   'worst_slowdown': max((w for *_, w in spells), default=None),
@@ -1447,7 +1447,6 @@ def analyse(run, result):
     keep = (pub_walls >= start) & (pub_walls <= end)
     pub_stamps, pub_walls = pub_stamps[keep], pub_walls[keep]
     windows = result['windows']
-    figures = {}
     for w in windows:       # a stamp jump ends with the first JointState stamped back
         if w['name'] == 'stamp_jump':
             back = np.flatnonzero((pub_walls[1:] >= w['start']) & (np.diff(pub_stamps) < 0))
@@ -1456,10 +1455,10 @@ def analyse(run, result):
     period = run.period
     # a JointState published up to LATE_PERIODS before a fault may meet it on its way
     inside = window_mask(pub_walls, windows, LATE_PERIODS * period)
-    slow, figures['machine'] = machine_slow(run.witness, pub_walls, ~inside, start, end, period)
-    figures.update({'rate_hz': args.rate, 'duration_s': (end - start) * 1e-9,
-                    'joint_states_published': int(len(pub_stamps)),
-                    'joint_states_outside_windows': int((~inside).sum())})
+    slow, machine = machine_slow(run.witness, pub_walls, ~inside, start, end, period)
+    figures = {'rate_hz': args.rate, 'duration_s': (end - start) * 1e-9,
+               'joint_states_published': int(len(pub_stamps)),
+               'joint_states_outside_windows': int((~inside).sum()), 'machine': machine}
     outputs = {}
     for key in run.receiver.keys:
         stamps, arrivals = run.receiver.arrays(key)

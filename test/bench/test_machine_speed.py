@@ -59,6 +59,7 @@ def test_the_witness_measures_every_cpu_and_ends_with_stop():
     assert all(proc.poll() is not None for proc in procs)
     found = witness.spells()
     assert all(start <= end and worst >= 3.0 for start, end, worst in found)
+    assert witness.spells(0, 2**62) == found and witness.spells(0, 1) == []   # overlapping only
 
 
 def test_what_a_spell_sets_aside_and_how_much_of_a_run_that_covers():
