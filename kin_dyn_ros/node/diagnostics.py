@@ -48,6 +48,14 @@ class TickStats:
         ``cpu`` [s] of its thread's CPU time."""
         self._ticks.append((t, duration, cpu))
 
+    def copy(self):
+        """A copy (C copies of the records: ~0.1 ms for a full window, against ~1 ms for
+        :meth:`summary`), so that the summary can be made outside the owner's lock."""
+        out = TickStats(self.window, self._ticks.maxlen)
+        out._ticks.extend(self._ticks)
+        out._merged.extend(self._merged)
+        return out
+
     def merged(self, t):
         """Record a JointState taken at ``t`` [s] that no tick of its own will follow: a
         newer one came before its tick, which takes both (merged by joint name)."""

@@ -359,13 +359,19 @@ class KinDynNode(Node):
         return super().destroy_node()
 
     def _on_diagnostics_timer(self):
+        """/diagnostics: the figures copied under the lock; the tick statistics summed, the
+        message built and published after it (~1-2 ms on this executor's thread, which has
+        no real-time priority: under the lock, a thread_priority tick waited for it 2-4 ms
+        once a second while service clients loaded the machine)."""
         with self.loop.lock:
             self._mechanics.collect()     # equilibrium torques, also when no JointState comes
             self._planners.check()
-            self._pub.diagnostics.publish(build_diagnostics(
-                self.get_name(), self.get_clock().now().to_msg(), self._model_report(),
-                self._inputs_report(), self.loop.stats.summary(time.monotonic()),
-                self._mechanics.equilibrium_report()))
+            model, inputs, stats = self._model_report(), self._inputs_report(), \
+                self.loop.stats.copy()
+            equilibrium = self._mechanics.equilibrium_report()
+        self._pub.diagnostics.publish(build_diagnostics(
+            self.get_name(), self.get_clock().now().to_msg(), model, inputs,
+            stats.summary(time.monotonic()), equilibrium))
 
     def _model_report(self):
         m = self._model

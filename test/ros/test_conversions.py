@@ -536,6 +536,13 @@ def test_tick_stats_and_diagnostics():
         bounded.add(0.1 * k, 0.001 * (k + 1), 0.0005)
     assert bounded.summary(0.5) == (3, pytest.approx(0.004), 0.005, pytest.approx(0.0005),
                                     0.0005, 0)
+    copied = stats.copy()          # (/diagnostics sums a copy, outside the node's lock)
+    stats.add(1.3, 0.5, 0.5)
+    stats.merged(1.3)
+    assert copied.summary(1.2) == (2, pytest.approx(0.003), 0.004, pytest.approx(0.001),
+                                   0.0015, 2)
+    assert bounded.copy().summary(0.5) == bounded.summary(0.5)
+    assert copied.copy().window == copied.window
     inputs = InputsReport(joint_state_age=0.01, missing_joints=['x'], odometry_age=None,
                           wrenches=[('l_sole', 0.02, False), ('r_sole', 0.3, True),
                                     ('hand', None, False)])

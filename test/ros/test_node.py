@@ -317,6 +317,30 @@ def test_diagnostics_report_model_inputs_and_tick_time(system, ref):
     assert tick['CPU mean [ms]'] <= tick['mean [ms]']
 
 
+def test_diagnostics_are_built_and_published_outside_the_lock(system, monkeypatch):
+    """/diagnostics is built and published on the executor's thread, which has no real-time
+    priority: not under the node's lock, which a thread_priority tick would wait for while
+    that thread is preempted. Checked from another thread while the message is built: the
+    lock can be taken (a tick holds it < 1 ms; the timer's thread, if it held it, would
+    hold it until the check gave up)."""
+    from kin_dyn_ros.node import kin_dyn_node
+    free, real = [], kin_dyn_node.build_diagnostics
+
+    def build(*args):
+        def probe():
+            taken = system.node.loop.lock.acquire(timeout=0.2)
+            if taken:
+                system.node.loop.lock.release()
+            free.append(taken)
+        thread = threading.Thread(target=probe)
+        thread.start()
+        thread.join()
+        return real(*args)
+    monkeypatch.setattr(kin_dyn_node, 'build_diagnostics', build)
+    next_diagnostics(system.rig)
+    assert free and all(free), free
+
+
 def test_services_match_the_core_and_pinocchio(system, ref, pin):
     case = make_case(ref, 3)
     send_case(system, case)
