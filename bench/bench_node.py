@@ -579,6 +579,34 @@ class ServiceLoad(LineProcess):
         self.check = json.loads(self.ready[len('ready '):])
 
 
+class NodeServicesLoad:
+    """``load`` (a :class:`ServiceLoad`) on the node's services whichever process a run
+    measures: beside a --floor node (which has no services) the machine carries the same
+    clients and services' process as beside the node."""
+
+    def __init__(self, load):
+        self._load, self.key, self.name = load, load.key, load.name
+
+    def start(self, target=''):
+        self._load.start()
+
+    def stop(self):
+        return self._load.stop()
+
+
+def print_service_load_floors(rows, check, floors):
+    """--service-load --floor: :func:`print_service_load` of the node's runs, then of each
+    floor's (``floors``: {namespace: label}), each rate's pair ordered without, with."""
+    for namespace, label in {'': 'ours (node)', **floors}.items():
+        mine = [r for r in rows if r['target'] == namespace]
+        ordered = []
+        for first, second in zip(mine[::2], mine[1::2]):
+            ordered += [first, second] if 'services' in second else [second, first]
+        print(f"\n== {label}: without and with the service clients (on the node's services "
+              f"in every run) ==")
+        print_service_load(ordered, check)
+
+
 # -- the measuring process ---------------------------------------------------------------------
 def output_types():
     """Message type of each output (a raw subscription still needs its type)."""
@@ -1109,7 +1137,9 @@ def main():
                         help='measure each rate twice, without and then with service clients '
                         f'({DYNAMICS_CLIENTS} x ~/get_dynamics at {DYNAMICS_HZ:g} Hz, 1 x '
                         f'~/check_equilibrium at {EQUILIBRIUM_HZ:g} Hz on a non-flat support, '
-                        'in a process of their own), and print the two side by side (iCub)')
+                        'in a process of their own), and print the two side by side (iCub); '
+                        'with --floor, each floor node too, beside the same clients of the '
+                        'node\'s services (what a plain node keeps under that load)')
     parser.add_argument('--balance-outputs', action='store_true',
                         help='measure each rate twice, without and with a reader of ~/zmp, '
                         '~/capture_point and ~/cop (a process of its own; the order '
@@ -1169,15 +1199,17 @@ def main():
         OUTPUTS.update(CONTACT_OUTPUTS)
     if args.horizon and not args.service_load:
         parser.error('--horizon is a load of --service-load')
-    if sum((args.service_load, args.tf_rate, args.floor is not None or args.balance_outputs)) > 1:
-        parser.error('--service-load and --tf-rate are benches of their own (not with each '
-                     'other, --floor or --balance-outputs)')
+    if sum((args.service_load, args.tf_rate, args.balance_outputs)) > 1 or \
+            args.tf_rate and args.floor is not None:
+        parser.error('--service-load, --tf-rate and --balance-outputs are benches of their '
+                     'own (not with each other; --tf-rate not with --floor)')
     floor_modes = list(dict.fromkeys(args.floor or ['thread'])) if args.floor is not None \
         else []
     params = args.param + ([f'thread_priority:={args.thread_priority}']
                            if args.thread_priority else [])
     node_proc = start_node(params, shlex.split(args.node_prefix))
-    floors = [FloorProcess(mode, args.model, args.balance_outputs) for mode in floor_modes]
+    floors = [FloorProcess(mode, args.model, args.balance_outputs, args.thread_priority)
+              for mode in floor_modes]
     rclpy.init()
     # a lean receiver: no parameter services, no QoS event handlers (fewer waitables per wake)
     node = rclpy.create_node('kin_dyn_bench_receiver', start_parameter_services=False)
@@ -1204,10 +1236,16 @@ def main():
         if args.service_load:
             load = ServiceLoad(args.model, args.horizon)
             try:
-                rows, records = run_rates(receiver, args, node_proc.pid, load)
+                rows, records = run_floor_rates(
+                    receiver, args, node_proc.pid, floors, None, NodeServicesLoad(load)) \
+                    if floors else run_rates(receiver, args, node_proc.pid, load)
             finally:
                 load.close()
-            print_service_load(rows, load.check)
+            if floors:
+                print_service_load_floors(rows, load.check,
+                                          {f.namespace: f.label for f in floors})
+            else:
+                print_service_load(rows, load.check)
         elif args.tf_rate:
             setter = ParameterSetter()
             load = TfListenerLoad(__file__, setter)

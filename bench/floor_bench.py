@@ -36,14 +36,15 @@ def floor_namespace(mode):
 
 class FloorProcess:
     """A floor node (bench/floor_node.py) in a process of its own, in
-    :func:`floor_namespace` (``balance``: also publishing the balance outputs); ``pid``;
-    :meth:`wait_ready` once the receiver exists."""
+    :func:`floor_namespace` (``balance``: also publishing the balance outputs; ``priority``:
+    its threads' SCHED_FIFO priority); ``pid``; :meth:`wait_ready` once the receiver exists."""
 
-    def __init__(self, mode, model=None, balance=False):
+    def __init__(self, mode, model=None, balance=False, priority=0):
         self.mode, self.namespace = mode, floor_namespace(mode)
         self.proc = subprocess.Popen(
             [sys.executable, str(FLOOR_SCRIPT), '--namespace', self.namespace, '--mode', mode,
-             *(['--model', model] if model else []), *(['--balance'] if balance else [])],
+             *(['--model', model] if model else []), *(['--balance'] if balance else []),
+             *(['--thread-priority', str(priority)] if priority else [])],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=dict(os.environ))
         self.pid = self.proc.pid
 

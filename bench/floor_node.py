@@ -316,7 +316,7 @@ def calls_tick(kd, node):
     return calls
 
 
-def run(namespace, mode, model=None, balance=False):
+def run(namespace, mode, model=None, balance=False, priority=0):
     """The floor node process (see the module docstring)."""
     import rclpy
     from geometry_msgs.msg import WrenchStamped
@@ -344,7 +344,8 @@ def run(namespace, mode, model=None, balance=False):
     read = ReadCounts([pub for pub, _ in extra])   # (the node's counts)
     unpack = struct.Struct('<iI').unpack_from
     thread = SensorThread(node, lambda sub, exc: print(f'floor: {sub}: {exc!r}',
-                                                       file=sys.stderr)) \
+                                                       file=sys.stderr),
+                          realtime=(priority, ())) \
         if mode in ('thread', 'core', 'kernel', 'calls') else None
     group = None if thread is None else thread.group
 
@@ -386,6 +387,10 @@ def run(namespace, mode, model=None, balance=False):
     executor.add_node(node)
     if thread is not None:
         thread.start()
+    if priority:        # its middleware threads too, as kin_dyn_node's thread_priority does
+        from kin_dyn_ros.node.realtime import configure_native_threads
+        for warning in configure_native_threads(priority):
+            print(f'floor: {warning}', file=sys.stderr)
     # ready once the bench's receiver subscribes to every output
     stop = threading.Event()
     while not stop.wait(0.01):
@@ -420,8 +425,11 @@ def main():
     parser.add_argument('--model', metavar='URDF')
     parser.add_argument('--balance', action='store_true',
                         help='also publish ~/zmp, ~/capture_point and ~/cop, each while read')
+    parser.add_argument('--thread-priority', type=int, default=0, metavar='N',
+                        help='SCHED_FIFO priority N of the sensor thread and the middleware '
+                        'threads (kin_dyn_node\'s thread_priority; 0: none)')
     args = parser.parse_args()
-    run(args.namespace, args.mode, args.model, args.balance)
+    run(args.namespace, args.mode, args.model, args.balance, args.thread_priority)
 
 
 if __name__ == '__main__':
