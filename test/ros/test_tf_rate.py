@@ -71,10 +71,16 @@ def tick(rig, stamp_ns, positions=(0.3, 0.1)):
 
 
 def stream(system, count, start_ns=None):
-    """``count`` JointStates 1 ms apart from ``start_ns`` (default: now); the stamps [ns] of
-    the /tf messages they made, once the last tick's /tf (if any) had time to arrive."""
+    """``count`` JointStates 1 ms apart from ``start_ns`` (default: now, or after the last
+    stamp ticked if that is later: a stream ticks faster than 1 kHz on a fast machine, so its
+    stamps run ahead of the clock); the stamps [ns] of the /tf messages they made, once the
+    last tick's /tf (if any) had time to arrive."""
     node, rig = system
-    start = ns(now_stamp(rig)) if start_ns is None else start_ns
+    if start_ns is None:
+        ticked = max((ns(stamp_of(m)) for m in rig.received['com']), default=0)
+        start = max(ns(now_stamp(rig)), ticked + MS)
+    else:
+        start = start_ns
     first = len(rig.received['tf'])
     for k in range(count):
         tick(rig, start + k * MS)
