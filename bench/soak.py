@@ -1496,8 +1496,8 @@ def analyse(run, result):
                 entry[f'late_{name}'] = int((np.isfinite(lat[mask]) & ~on_time[mask]).sum())
             bad = np.flatnonzero(~on_time & ~inside & ~slow)
             # whose part it was: written late by the node, or written on time, received late
-            written = run.receiver.written_array(key)
-            if len(written) and (written >= 0).all():
+            written = run.receiver.written_array(key)[:len(stamps)]   # (as many as read)
+            if len(written) == len(stamps) and len(written) and (written >= 0).all():
                 wrote = delivery(pub_stamps, pub_walls, stamps, written, period)[bad]
                 entry['late_written_outside'] = int((np.isfinite(wrote)
                                                      & (wrote > LATE_PERIODS * period)).sum())
