@@ -578,20 +578,11 @@ class ServiceLoad(LineProcess):
                           *(['--horizon'] if horizon else [])], 'service-load')
         self.check = json.loads(self.ready[len('ready '):])
 
-
-class NodeServicesLoad:
-    """``load`` (a :class:`ServiceLoad`) on the node's services whichever process a run
-    measures: beside a --floor node (which has no services) the machine carries the same
-    clients and services' process as beside the node."""
-
-    def __init__(self, load):
-        self._load, self.key, self.name = load, load.key, load.name
-
     def start(self, target=''):
-        self._load.start()
-
-    def stop(self):
-        return self._load.stop()
+        """Start the clients on the node's services, whichever process a run measures
+        (``target``: beside a --floor node, which has no services, the machine carries the
+        same clients and services' process as beside the node)."""
+        super().start()
 
 
 def print_service_load_floors(rows, check, floors):
@@ -1236,8 +1227,8 @@ def main():
         if args.service_load:
             load = ServiceLoad(args.model, args.horizon)
             try:
-                rows, records = run_floor_rates(
-                    receiver, args, node_proc.pid, floors, None, NodeServicesLoad(load)) \
+                rows, records = run_floor_rates(receiver, args, node_proc.pid, floors, None,
+                                                load) \
                     if floors else run_rates(receiver, args, node_proc.pid, load)
             finally:
                 load.close()
