@@ -313,10 +313,12 @@ def main(argv=None):
     rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(name, namespace=namespace, context=context)
     host = _Host(node, StateReader(fd), fqn)
+    from rclpy.executors import SingleThreadedExecutor
+    # made before the reading thread, which shuts the context down when the node has
+    # already closed stdin: the spin then ends at once, with no error
+    executor = SingleThreadedExecutor(context=context)
     threading.Thread(target=host.read_configurations, args=(sys.stdin, context),
                      daemon=True).start()
-    from rclpy.executors import SingleThreadedExecutor
-    executor = SingleThreadedExecutor(context=context)
     started()                     # the working priority, model or not: it answers from now
     try:
         spin_until_shutdown(node, executor)

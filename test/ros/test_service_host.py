@@ -166,3 +166,18 @@ def test_a_settings_change_keeps_the_model_and_applies_the_settings(ros_context)
             assert environ[name] == os.environ.get(name, value)
         # ~/get_* on the NumPy core: no numba (llvmlite) until a horizon is asked for
         assert 'llvmlite' not in pathlib.Path(f'/proc/{first}/maps').read_text()
+
+
+@LINUX
+def test_a_services_process_whose_node_ends_at_once_exits_cleanly(ros_context):
+    """The node stopped while its services' process starts (stdin closed before the process
+    spins; CI, 2026-11-28: the context shut down by the reading thread before the executor
+    was made, a traceback): it ends with status 0 and says nothing."""
+    from kin_dyn_ros.node.state_share import StateWriter
+    writer = StateWriter()
+    proc = subprocess.run(
+        [sys.executable, '-m', 'kin_dyn_ros.service_process', str(writer.fd),
+         f'{NAMESPACE}/gone/kin_dyn_node', 'kin_dyn_gone_services', f'{NAMESPACE}/gone'],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, pass_fds=(writer.fd,),
+        cwd=REPO, env=dict(os.environ), timeout=60)
+    assert (proc.returncode, proc.stderr) == (0, ''), proc.stderr
