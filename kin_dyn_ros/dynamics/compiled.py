@@ -178,6 +178,8 @@ class CompiledModel:
 
     def __init__(self, kernels, model, gravity):
         self.k = kernels
+        # (the position calls' kernels: an attribute lookup less in calls of ~1-5 us)
+        self._frame_at, self._whole_at = kernels.frame_at_position, kernels.whole_at_position
         n, n_frames = model.n, len(model.frame_names)
         self.n, self.n_frames = n, n_frames
         self.mf, self.mi = _packed_floats(kernels, model, gravity), _packed_ints(kernels, model)
@@ -314,7 +316,7 @@ class CompiledModel:
                                                wrenches, out)
             except TypeError:           # not float64, C-contiguous and writable
                 pass
-        if status is None:
+        if status is None or status == self.k.BAD_SHAPE:     # (_call names the input)
             status, _ = self._call(self.k.whole_body, (self.mf, self.mi, int(rep), want),
                                    (w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau),
                                    (gravity, frames, wrenches, out))
@@ -325,31 +327,52 @@ class CompiledModel:
             raise SingularMassMatrix(SINGULAR_BASE)
         return out if shape is None else out[3:].reshape(shape)
 
+    def whole_at(self, rep, what, w_H_b, s):
+        """:meth:`whole` of a quantity at a position (com, mass, gravity, cmm,
+        com_jacobian, minv) straight from the kernel (``rep`` an int), or None when that
+        cannot answer (as :meth:`frame_at`; also a singular M for minv): the caller then
+        takes :meth:`whole`, which says why."""
+        want, length, shape = self._whole[what]
+        out = np.empty(length)
+        if _QUERIES_READY.is_set():
+            try:
+                if not self._whole_at(self.mf, self.mi, rep, want, w_H_b, s, out):
+                    return out if shape is None else out[3:].reshape(shape)
+            except (TypeError, ValueError):   # (ValueError: the dispatcher, on an empty list)
+                pass
+        return None
+
     def frame(self, rep, what, frame, w_H_b, s, nu=None, s_dot=None):
         """One quantity of frame index ``frame`` (``what``: pose, jacobian, jacobian_dot,
         relative) of :func:`.kernels.frame_query`; ``w_H_b`` None for ``relative``. (Waits
-        as :meth:`whole`.)"""
+        as :meth:`whole`.) ValueError naming a wrong or non-finite input."""
         if not _QUERIES_READY.is_set():
             _await_queries()
         want, length, shape = self._frame[what]
         out = np.empty(length)
-        if w_H_b is None:
-            w_H_b = _EYE4
-        status = None
-        if nu is s_dot is None and self._at_position(w_H_b, s):
-            try:
-                status = self.k.frame_query(self.mf, self.mi, int(rep), want, frame, w_H_b,
-                                            s, _EMPTY, _EMPTY, out)
-            except TypeError:           # as whole's
-                pass
-        if status is None:
-            status, _ = self._call(self.k.frame_query,
-                                   (self.mf, self.mi, int(rep), want, frame),
-                                   (w_H_b, s, nu, s_dot), (out,))
+        status, _ = self._call(self.k.frame_query, (self.mf, self.mi, int(rep), want, frame),
+                               (_EYE4 if w_H_b is None else w_H_b, s, nu, s_dot), (out,))
         if status != self.k.OK:
             checked_arrays(*self._items((w_H_b, s, nu, s_dot), _SLOTS))
             raise ValueError("an input contains NaN or inf")
         return out.reshape(shape)
+
+    def frame_at(self, rep, what, frame, w_H_b, s):
+        """:meth:`frame` at a position (pose, jacobian, relative) straight from
+        :func:`.kernels.frame_at_position` (``rep`` an int, ``w_H_b`` given), or None when
+        that cannot answer: the queries' kernels not loaded yet, arguments not arrays of the
+        compiled types (the dispatcher refuses them) or of the wrong shapes (the kernel
+        does), a NaN or inf. The caller then takes :meth:`frame`, which names what was
+        wrong. These calls take ~1-2 us: no check here that the kernel makes anyway."""
+        want, _, shape = self._frame[what]
+        out = np.empty(shape)
+        if _QUERIES_READY.is_set():
+            try:
+                if not self._frame_at(self.mf, self.mi, rep, want, frame, w_H_b, s, out):
+                    return out
+            except (TypeError, ValueError):   # (ValueError: the dispatcher, on an empty list)
+                pass
+        return None
 
     def coriolis(self, rep, w_H_b, s, nu, s_dot):
         """C (6 + n, 6 + n) of :func:`.kernels.coriolis` (compiled at its first call, as
@@ -416,7 +439,7 @@ def _packed_ints(kernels, model):
 # on two cores: the tick's never shares its core.
 _TICK = ("tick",)
 _GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state", "balance")
-_QUERIES = ("whole_body", "frame_query", "frame_poses")
+_QUERIES = ("whole_body", "frame_query", "frame_poses", "frame_at_position", "whole_at_position")
 _LATER = ("horizon", "coriolis")
 _QUERIES_READY = threading.Event()     # cleared while _QUERIES load in the background
 _QUERIES_READY.set()
@@ -460,6 +483,10 @@ def _warm(compiled, names):
         compiled.whole(2, "mass", h, z)
     if "frame_query" in names:
         compiled.frame(2, "pose", 0, h, z)
+    if "frame_at_position" in names:
+        compiled.k.frame_at_position(compiled.mf, compiled.mi, 2, 0, 0, h, z, np.empty((0, 0)))
+    if "whole_at_position" in names:
+        compiled.k.whole_at_position(compiled.mf, compiled.mi, 2, 0, h, z, np.empty(3))
     if "horizon" in names:
         compiled.horizon(2, 1, [0], h[None], z[None], z6[None], z[None])
     if "coriolis" in names:

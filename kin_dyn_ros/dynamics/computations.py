@@ -45,6 +45,7 @@ __all__ = ["KinDynComputations", "TickResult"]
 
 _ORIGIN = np.zeros(3)
 _ORIGIN.flags.writeable = False
+_EYE4 = np.eye(4)       # the base as the world, to the kernels (writable: their type; never written)
 
 
 def packed_offsets(n):
@@ -312,10 +313,20 @@ class KinDynComputations:
 
     # -- internal helpers ---------------------------------------------------------------
     def _frame(self, frame):
-        idx = self.model.frame_index.get(frame)
-        if idx is None:
-            raise ValueError(f"unknown frame '{frame}': not a link of the model")
-        return idx
+        try:
+            return self.model.frame_index[frame]
+        except KeyError:
+            raise ValueError(f"unknown frame '{frame}': not a link of the model") from None
+
+    @property
+    def rep(self):
+        """The active representation (:class:`Representations`)."""
+        return self._rep
+
+    @rep.setter
+    def rep(self, representation):
+        self._rep = representation
+        self._rep_code = int(representation)      # the kernels' (int(rep) costs ~60 ns)
 
     def _kin(self, w_H_b, s):
         """(w_H_b, internal q, the :class:`.kinematics.Kinematics` of that state), the last
@@ -392,6 +403,9 @@ class KinDynComputations:
     def forward_kinematics(self, frame, w_H_b, s):
         """World pose of ``frame`` (4, 4), any link of the URDF; (K, 4, 4) for K states
         (``w_H_b`` (K, 4, 4), ``s`` (K, n), as every per-state method: :mod:`.horizon`)."""
+        if self._jit is not None and (pose := self._jit.frame_at(
+                self._rep_code, "pose", self._frame(frame), w_H_b, s)) is not None:
+            return pose
         if (batch := self._batched("frame_poses", w_H_b, s, frame=frame)) is not None:
             return batch
         idx = self._frame(frame)
@@ -419,6 +433,9 @@ class KinDynComputations:
 
     def jacobian(self, frame, w_H_b, s):
         """Frame Jacobian (6, 6+n): ``v_F = J nu``, both in the active representation."""
+        if self._jit is not None and (jac := self._jit.frame_at(
+                self._rep_code, "jacobian", self._frame(frame), w_H_b, s)) is not None:
+            return jac
         if (batch := self._batched("jacobians", w_H_b, s, frame=frame)) is not None:
             return batch
         if self._jit is not None:
@@ -434,7 +451,9 @@ class KinDynComputations:
         """(6, n): the joint columns of the Jacobian with the base as world (w_H_b = I), as adam:
         the frame's velocity relative to the base, in the active representation."""
         if self._jit is not None:
-            return self._jit.frame(self.rep, "relative", self._frame(frame), None, s)
+            idx = self._frame(frame)
+            jac = self._jit.frame_at(self._rep_code, "relative", idx, _EYE4, s)
+            return self._jit.frame(self.rep, "relative", idx, None, s) if jac is None else jac
         _, columns, cols = self._path(frame, None, s, _ORIGIN)
         jac = np.zeros((6, self.model.n))
         jac[:, cols - 6] = columns
@@ -482,6 +501,9 @@ class KinDynComputations:
 
     def CoM_position(self, w_H_b, s):  # noqa: N802 (adam's name)
         """Centre of mass in the world frame (3,)."""
+        if self._jit is not None and (
+                value := self._jit.whole_at(self._rep_code, "com", w_H_b, s)) is not None:
+            return value
         if (batch := self._batched("com", w_H_b, s)) is not None:
             return batch
         if self._jit is not None:
@@ -491,6 +513,9 @@ class KinDynComputations:
 
     def CoM_jacobian(self, w_H_b, s):  # noqa: N802
         """(3, 6+n): CoM velocity (world frame) from the generalized velocity."""
+        if self._jit is not None and (
+                value := self._jit.whole_at(self._rep_code, "com_jacobian", w_H_b, s)) is not None:
+            return value
         if (batch := self._batched("com_jacobian", w_H_b, s)) is not None:
             return batch
         if self._jit is not None:
@@ -499,6 +524,9 @@ class KinDynComputations:
 
     def centroidal_momentum_matrix(self, w_H_b, s):
         """(6, 6+n): [linear; angular momentum about the CoM], world axes, from nu."""
+        if self._jit is not None and (
+                value := self._jit.whole_at(self._rep_code, "cmm", w_H_b, s)) is not None:
+            return value
         if (batch := self._batched("centroidal_momentum_matrix", w_H_b, s)) is not None:
             return batch
         if self._jit is not None:
@@ -519,6 +547,9 @@ class KinDynComputations:
 
     def mass_matrix(self, w_H_b, s):
         """Mass matrix M (6+n, 6+n) in the active representation, full and symmetric."""
+        if self._jit is not None and (
+                value := self._jit.whole_at(self._rep_code, "mass", w_H_b, s)) is not None:
+            return value
         if (batch := self._batched("mass_matrix", w_H_b, s)) is not None:
             return batch
         if self._jit is not None:
@@ -529,6 +560,8 @@ class KinDynComputations:
     def inverse_mass_matrix(self, w_H_b, s):
         """M^-1 (6+n, 6+n); ValueError naming the joints when M is singular."""
         if self._jit is not None:
+            if (value := self._jit.whole_at(self._rep_code, "minv", w_H_b, s)) is not None:
+                return value
             try:
                 return self._jit.whole(self.rep, "minv", w_H_b, s)
             except SingularMassMatrix:         # the NumPy path names the joints
@@ -571,6 +604,9 @@ class KinDynComputations:
 
     def gravity_term(self, w_H_b, s):
         """g(q), (6+n,): generalized gravity forces."""
+        if self._jit is not None and (
+                value := self._jit.whole_at(self._rep_code, "gravity", w_H_b, s)) is not None:
+            return value
         if (batch := self._batched("gravity_forces", w_H_b, s)) is not None:
             return batch
         if self._jit is not None:

@@ -151,6 +151,15 @@ def test_a_massless_leaf_is_named_and_nan(pairs):
     ("jacobian", lambda st: ("l_sole", st.w_H_b, np.append(st.s, 0.0)),
      r"expected s with shape \(32,\), got \(33,\)"),
     ("jacobian", lambda st: ("nowhere", st.w_H_b, st.s), "unknown frame 'nowhere'"),
+    ("relative_jacobian", lambda st: ("l_sole", st.s[:-1]),
+     r"expected s with shape \(32,\), got \(31,\)"),
+    ("forward_kinematics", lambda st: ("l_sole", st.w_H_b[:3], st.s),
+     r"expected w_H_b with shape \(4, 4\), got \(3, 4\)"),
+    ("centroidal_momentum_matrix", lambda st: (st.w_H_b[:, :3], st.s),
+     r"expected w_H_b with shape \(4, 4\), got \(4, 3\)"),
+    ("CoM_position", lambda st: (st.w_H_b, []), r"expected s with shape \(32,\), got \(0,\)"),
+    ("inverse_mass_matrix", lambda st: (st.w_H_b, st.s[:-1]),
+     r"expected s with shape \(32,\), got \(31,\)"),
     ("bias_force", lambda st: (st.w_H_b, st.s, st.base_vel * np.nan, st.s_dot),
      "base_vel contains NaN or inf"),                    # (a full state: straight in)
     ("coriolis_term", lambda st: (st.w_H_b, st.s, st.base_vel, st.s_dot[:-1]),
@@ -162,6 +171,27 @@ def test_bad_input_raises_the_numpy_cores_message(pairs, call, args, message):
     for kd in (fast, ref):
         with pytest.raises(ValueError, match=message):
             getattr(kd, call)(*args(st))
+
+
+def test_the_kernels_refuse_wrong_shapes_before_reading(pairs):
+    """The position calls go straight to the kernels, which check the shapes themselves
+    (BAD_SHAPE): none reads past an array given too small."""
+    case, fast, _ = _pair(pairs, "icub", "MIXED")
+    st, k, jit = _states(case, 1)[0], jit_path(), fast._jit
+    e, n = np.empty(0), len(st.s)
+    for h, s, nu, s_dot, want in ((st.w_H_b[:3].copy(), st.s, e, e, k.WANT_JACOBIAN),
+                                  (st.w_H_b, st.s[:-1].copy(), e, e, k.WANT_POSE),
+                                  (st.w_H_b, st.s, st.base_vel[:5].copy(), st.s_dot,
+                                   k.WANT_JDOT)):
+        assert k.frame_query(jit.mf, jit.mi, 2, want, fast.model.frame_index["l_sole"], h, s,
+                             nu, s_dot, np.empty(16 + 12 * (6 + n))) == k.BAD_SHAPE
+    for h, s, tau in ((st.w_H_b[:, :3].copy(), st.s, e), (st.w_H_b, st.s[:-1].copy(), e),
+                      (st.w_H_b, st.s, st.s[:-1].copy())):
+        assert k.whole_body(jit.mf, jit.mi, 2, k.WANT_CMM | k.WANT_ABA, h, s, e, e, e, e, tau,
+                            True, np.empty(0, np.int64), np.empty((0, 6)),
+                            np.empty(3 + 7 * (6 + n))) == k.BAD_SHAPE
+    assert k.whole_body(jit.mf, jit.mi, 2, 0, st.w_H_b, st.s, e, e, e, e, e, True,
+                        np.empty(1, np.int64), np.empty((0, 6)), np.empty(3)) == k.BAD_SHAPE
 
 
 def test_read_only_strided_and_fortran_inputs_take_the_same_signature(pairs):
@@ -179,6 +209,11 @@ def test_read_only_strided_and_fortran_inputs_take_the_same_signature(pairs):
     fortran = np.asfortranarray(st.w_H_b)          # column-major: copied to row-major
     assert_close(fast.mass_matrix(fortran, st.s), ref.mass_matrix(st.w_H_b, st.s),
                  "mass matrix of a Fortran-ordered w_H_b", RTOL)
+    for call in ("jacobian", "forward_kinematics"):       # the position kernels' callers
+        assert_close(getattr(fast, call)("l_sole", h, s), getattr(ref, call)("l_sole", h, s),
+                     call, RTOL)
+    assert_close(fast.relative_jacobian("l_sole", s), ref.relative_jacobian("l_sole", s),
+                 "relative jacobian", RTOL)
     assert {k: len(d.signatures) for k, d in _dispatchers().items()} == signatures
 
 
@@ -187,7 +222,8 @@ def _dispatchers():
     signature (seconds, in the middle of a tick)."""
     kernels = jit_path()
     return {name: getattr(kernels, name)
-            for name in ("tick", "whole_body", "frame_query", "frame_poses")}
+            for name in ("tick", "whole_body", "frame_query", "frame_poses", "frame_at_position",
+                         "whole_at_position")}
 
 
 def test_scatter_words_writes_the_numpy_quaternion_bit_for_bit():
