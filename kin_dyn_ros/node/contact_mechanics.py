@@ -174,11 +174,17 @@ class ContactMechanics:
         return hull_support(contacts, links, result.com, self._axes, self._up, names)
 
     def polygon_of(self, result):
-        """The SupportPolygon of a tick's active contacts (the one :meth:`update` gives that
-        tick's ~/stability_margin), computed now: for colouring the tick's balance markers;
-        None without contacts, without an active one, or on a core error."""
+        """The SupportPolygon of a tick's active contacts, for colouring its balance markers:
+        the latest support's (:meth:`update`; its polygon is the one the same ~/markers array
+        draws) when it has the same active contacts, else computed now (a contact made or
+        lost since: the one :meth:`update` gives that tick's ~/stability_margin). None
+        without contacts, without an active one, or on a core error."""
         if not self._contacts:
             return None
+        balance, support = result.balance, self._support
+        if support is not None and balance is not None and \
+                support.names == tuple(balance.names[i] for i in balance.active):
+            return support.polygon
         try:
             return self._ground_support(result).polygon
         except ValueError:
