@@ -338,8 +338,9 @@ class CompiledModel:
             try:
                 if not self._whole_at(self.mf, self.mi, rep, want, w_H_b, s, out):
                     return out if shape is None else out[3:].reshape(shape)
-            except (TypeError, ValueError):   # (ValueError: the dispatcher, on an empty list)
-                pass
+            except (TypeError, ValueError, AttributeError):
+                pass    # (ValueError: the dispatcher on an empty list; AttributeError: a
+                #          list given to the Python kernels of NUMBA_DISABLE_JIT=1)
         return None
 
     def frame(self, rep, what, frame, w_H_b, s, nu=None, s_dot=None):
@@ -370,8 +371,9 @@ class CompiledModel:
             try:
                 if not self._frame_at(self.mf, self.mi, rep, want, frame, w_H_b, s, out):
                     return out
-            except (TypeError, ValueError):   # (ValueError: the dispatcher, on an empty list)
-                pass
+            except (TypeError, ValueError, AttributeError):
+                pass    # (ValueError: the dispatcher on an empty list; AttributeError: a
+                #          list given to the Python kernels of NUMBA_DISABLE_JIT=1)
         return None
 
     def coriolis(self, rep, w_H_b, s, nu, s_dot):
