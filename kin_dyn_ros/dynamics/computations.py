@@ -736,9 +736,9 @@ class KinDynComputations:
         out: transforms, quaternions, CoM, its velocity, momentum, gravity, nu_dot, the
         number of massless joints)."""
         targets, values = self._sensor_wrenches(frame_wrenches)
-        jit, names = self._jit, self.model.joints_name_list
-        status, w_H_b, out, poses = jit.tick(self.rep, w_H_b, s, base_vel, s_dot, tau,
-                                             targets, values)
+        jit, names, rep = self._jit, self.model.joints_name_list, self._rep   # (no property call)
+        status, w_H_b, out, poses = jit.tick(rep, w_H_b, s, base_vel, s_dot, tau, targets,
+                                             values)
         if status == jit.k.NOT_FINITE:                  # a wrench: name it
             for link, (_, w) in frame_wrenches.items():
                 _checked_wrench(link, w)
@@ -760,7 +760,7 @@ class KinDynComputations:
         # the fields (the other views into out: _PackedTickResult's, made when read)
         vars(result).update(
             frame_names=self.model.frame_names, joint_names=names, base_pose=w_H_b,
-            com=com, com_velocity=com_velocity, representation=self.rep,
+            com=com, com_velocity=com_velocity, representation=rep,
             base_acceleration=out[at["base_acceleration"]:at["joint_accelerations"]]
             if fd else None, _fd=fd, forward_dynamics_error=fd_error,
             massless_joints=massless, _frame_poses=lambda: jit.frame_poses(poses, base_position),
