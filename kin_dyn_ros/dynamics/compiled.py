@@ -437,8 +437,9 @@ def _packed_ints(kernels, model):
 # at their first call) only in the processes that ask for them. With an empty cache the
 # node's process compiles ``_TICK`` (~14-19 s here) while one process beside it compiles
 # ``_GLUE`` (~4 s), then ``_QUERIES`` and ``_LATER`` into the cache (~25 s more, not waited
-# for: the node loads ``_QUERIES`` from the cache when it is done). Two compiling processes
-# on two cores: the tick's never shares its core.
+# for: the node loads ``_QUERIES`` from the cache when it is done; from a warm cache too they
+# load in the background, ~0.1 s). Two compiling processes on two cores: the tick's never
+# shares its core.
 _TICK = ("tick",)
 _GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state", "balance")
 _QUERIES = ("whole_body", "frame_query", "frame_poses", "frame_at_position", "whole_at_position")
@@ -562,9 +563,9 @@ _LOADER = [None]     # the thread of _load_queries
 
 
 def _load_queries(compiled, beside):
-    """In the background: once ``beside`` has compiled ``_QUERIES`` into the cache, load them
-    (until then :meth:`CompiledModel.whole` and :meth:`CompiledModel.frame` wait, in every
-    other thread)."""
+    """In the background: once ``beside`` (None: none) has compiled ``_QUERIES`` into the
+    cache, load them (~0.1 s from the cache; until then :meth:`CompiledModel.whole` and
+    :meth:`CompiledModel.frame` wait, in every other thread)."""
     t0 = time.perf_counter()
     try:
         _finish(beside)
@@ -586,12 +587,13 @@ def queries_ready(timeout=None):
 
 
 def warm_up(compiled):
-    """Compile (or load from the cache) the kernels of the tick (and, unless they need
-    compiling, those of the queries), with the signatures the calls use, on ``compiled``'s
-    model, once per process; returns the seconds it took (kept in :func:`jit_status` the
-    first time). With an empty cache another process compiles the glue meanwhile (which
-    then loads from the cache here), and after it the queries' kernels and ``_LATER``, which
-    load here in the background when it ends (see ``_TICK``)."""
+    """Compile (or load from the cache) the kernels of the tick, with the signatures the
+    calls use, on ``compiled``'s model, once per process; returns the seconds it took (kept
+    in :func:`jit_status` the first time). The queries' kernels load from the cache in the
+    background meanwhile (:func:`queries_ready`). With an empty cache another process
+    compiles the glue (which then loads from the cache here), and after it the queries'
+    kernels and ``_LATER``, which load here in the background when it ends (see ``_TICK``).
+    With no cache at all, everything compiles here, in memory."""
     t0 = time.perf_counter()
     glue, queries = _uncached(_GLUE), _uncached(_QUERIES) and _QUERIES + _LATER
     beside = _compile_beside(glue, queries)
@@ -607,12 +609,10 @@ def warm_up(compiled):
         raise
     _warm(compiled, _GLUE)
     _no_compilation(compiled.k, _TICK + _GLUE)
-    if beside is None or not queries:
-        if beside is not None:
-            _finish(beside)
+    if queries and beside is None:     # no cache to fill: compiled here, in memory
         _warm(compiled, _QUERIES)
         _no_compilation(compiled.k, _QUERIES)
-    else:
+    else:       # from the cache (once ``beside`` has filled it): not before the first tick
         _QUERIES_READY.clear()
         _LOADER[0] = threading.Thread(target=_load_queries, args=(compiled, beside),
                                       daemon=True, name="kin_dyn_ros queries' kernels")
