@@ -229,18 +229,21 @@ def _base_drift_times(rep, t, nu, out):
 
 @_inline
 def _load12(a, o):
+    """The transform stored at a[o:o + 12]."""
     return (a[o], a[o + 1], a[o + 2], a[o + 3], a[o + 4], a[o + 5], a[o + 6], a[o + 7],
             a[o + 8], a[o + 9], a[o + 10], a[o + 11])
 
 
 @_inline
 def _store12(t, a, o):
+    """a[o:o + 12] := the transform t."""
     for i in range(12):
         a[o + i] = t[i]
 
 
 @_inline
 def _load6(a, o):
+    """The 6-vector at a[o:o + 6], as a tuple."""
     return (a[o], a[o + 1], a[o + 2], a[o + 3], a[o + 4], a[o + 5])
 
 
