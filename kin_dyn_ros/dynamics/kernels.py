@@ -175,17 +175,6 @@ def _times6(t, v, out):
 
 
 @_jit
-def _put_columns(jac, first, columns, path, d, coordinate):
-    """jac (6, first + n) := 0, then column first + coordinate[k] = columns[i] (d, 6) for
-    the joint k of each body path[i]."""
-    jac[:, :] = 0.0
-    for i in range(d):
-        c = first + coordinate[path[i] - 1]
-        for e in range(6):
-            jac[e, c] = columns[i, e]
-
-
-@_jit
 def _finite(a):
     total = 0.0
     for x in a.ravel():
@@ -1405,8 +1394,8 @@ def frame_query(mf, mi, rep, want, frame, w_H_b, s, nu, s_dot, out):
             _base_transform(rep, w_H_b, t)
             t_h_c44 = work[t_h_c:t_h_c + 16].reshape((4, 4))    # (row 3 unread)
             _jacobian_dot(rep, t, work[base_cols:base_cols + 36].reshape((6, 6)),
-                          work[cols:cols + 6 * d].reshape((d, 6)), path, d,
-                          mi[3 + n:3 + 2 * n], t_h_c44, nu, s_dot,
+                          work[cols:cols + 6 * d].reshape((d, 6)), path, d, mi, t_h_c44,
+                          nu, s_dot,
                           out[o:o + 6 * size].reshape((6, size)))
             o += 6 * size
     return OK
@@ -1429,7 +1418,7 @@ def whole_at_position(mf, mi, rep, want, w_H_b, s, out):
 
 
 @_jit
-def _jacobian_dot(rep, t, base_columns, columns, path, d, coordinate, t_h_c, nu, s_dot, jdot):
+def _jacobian_dot(rep, t, base_columns, columns, path, d, mi, t_h_c, nu, s_dot, jdot):
     """dJ/dt (6, 6 + n) (see ``KinDynComputations.jacobian_dot``): each column c of J is an
     adjoint image, dJ_c/dt = W_c x J_c with W = X V_k - u for a joint column (X V_k the
     velocity of the body it moves, in T) and W = X u_B - u for the base columns."""
@@ -1437,10 +1426,11 @@ def _jacobian_dot(rep, t, base_columns, columns, path, d, coordinate, t_h_c, nu,
     _times6(base_columns.T.copy(), nu, base_twist)
     vel = np.empty((d, 6))
     running = base_twist.copy()
+    n = mi[0]
     for i in range(d):
         k = path[i] - 1
         for e in range(6):
-            running[e] += columns[i, e] * s_dot[coordinate[k]]
+            running[e] += columns[i, e] * s_dot[mi[3 + n + k]]
             vel[i, e] = running[e]
     last = vel[d - 1] if d else base_twist
     u = np.zeros(6)                                   # frame drift
@@ -1461,7 +1451,8 @@ def _jacobian_dot(rep, t, base_columns, columns, path, d, coordinate, t_h_c, nu,
         for e in range(6):
             w[e] = vel[i, e] - u[e]
         _motion_cross(w, columns[i], crossed[i])
-    _put_columns(jdot, 6, crossed, path, d, coordinate)
+    _scatter_columns(jdot.reshape(jdot.size), 0, jdot.shape[1], 6, crossed.reshape(6 * d), 0,
+                     path, d, mi)
     for e in range(6):
         w[e] = drift_w[e] - u[e]
     for c in range(6):
