@@ -67,13 +67,15 @@ def native_threads():
 def configure_native_threads(priority):
     """SCHED_FIFO at ``priority`` (> 0) for every thread of :func:`native_threads`: the
     middleware threads that deliver the ticking thread's inputs and send its outputs, which
-    would otherwise wait behind it for the CPU (a thread that ended since it was listed is
-    passed over: the others still get it). Returns the warnings (one at most)."""
+    would otherwise wait behind it for the CPU. Every thread is tried: one refused (or one
+    that ended since it was listed) does not leave the others at normal scheduling. Returns
+    the warnings: the first refusal of a thread that still exists, if any."""
+    refused = []
     for tid in native_threads() if priority > 0 else ():
         warnings = configure_thread(priority, (), tid)
-        if warnings and os.path.exists(f"/proc/self/task/{tid}"):    # (else it has ended)
-            return [warnings[0].replace("the ticking thread", "the middleware's threads")]
-    return []
+        if warnings and not refused and os.path.exists(f"/proc/self/task/{tid}"):
+            refused.append(warnings[0].replace("the ticking thread", "the middleware's threads"))
+    return refused
 
 
 def rt_refusal(code, priority, rtprio_limit=None):

@@ -73,6 +73,26 @@ def test_a_middleware_thread_that_ended_is_passed_over(monkeypatch):
     assert configured == [ended.native_id, 4242]
 
 
+@LINUX
+def test_a_refused_middleware_thread_leaves_the_others_configured(monkeypatch):
+    """A thread the OS refuses (CI, 2026-11-29: once, every middleware thread of a node was
+    left at normal scheduling) is one warning; the threads after it are still configured."""
+    import threading
+    from kin_dyn_ros.node import realtime
+    alive = threading.main_thread().native_id          # exists: its refusal is reported
+    monkeypatch.setattr(realtime, 'native_threads', lambda: [alive, 4242, 4343])
+    configured = []
+
+    def configure(priority, cpus, tid):
+        configured.append(tid)
+        return [f'thread_priority {priority}: refused; the ticking thread runs'] \
+            if tid == alive else []
+    monkeypatch.setattr(realtime, 'configure_thread', configure)
+    assert realtime.configure_native_threads(20) == [
+        "thread_priority 20: refused; the middleware's threads runs"]
+    assert configured == [alive, 4242, 4343]
+
+
 # -- the node process -------------------------------------------------------------------------
 def threads(pid):
     """[(policy, rt_priority, CPUs allowed, tid)] of every thread of process ``pid``."""
