@@ -441,7 +441,8 @@ def _packed_ints(kernels, model):
 # load in the background, ~0.1 s). Two compiling processes on two cores: the tick's never
 # shares its core.
 _TICK = ("tick",)
-_GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state", "balance")
+_GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state", "balance",
+         "support_hull", "polygon_margin")
 _QUERIES = ("whole_body", "frame_query", "frame_poses", "frame_at_position", "whole_at_position")
 _LATER = ("horizon", "coriolis")
 _QUERIES_READY = threading.Event()     # cleared while _QUERIES load in the background
@@ -482,6 +483,13 @@ def _warm(compiled, names):
         poses = np.zeros((compiled.n + 1, 4, 4))
         compiled.balance(poses, np.zeros(3), sole, np.zeros(1, np.int64), np.zeros((1, 6)),
                          np.ones(1, np.bool_), 0.0, np.zeros(3), np.zeros(3))
+    if "support_hull" in names:
+        square = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+        compiled.k.support_hull(square, np.array([0, 3]), h[None], z6[:3], h[:2, :3].copy(),
+                                h[2, :3], 1e-12, np.empty(compiled.k.support_layout(3)[-1]))
+    if "polygon_margin" in names:
+        compiled.k.polygon_margin(h[:3, :2].copy(), h[:3, :2].copy(), z6[:3], h[:2, :3].copy(),
+                                  z6[:3])
     if "whole_body" in names:
         compiled.whole(2, "mass", h, z)
     if "frame_query" in names:

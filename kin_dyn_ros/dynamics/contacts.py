@@ -48,11 +48,13 @@ Ground coordinates: ``(c . e1, c . e2)`` with ``e1``, ``e2`` orthonormal and nor
 frame of ``world_H_link`` (the ``w_H_b`` world of ``KinDynComputations``).
 """
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .checks import checked_array
+from .compiled import compiled_kernels
 from .spatial import cross3, skew
 
 __all__ = ["Contact", "SupportPolygon", "GroundSupport", "contact_poses", "convex_hull",
@@ -279,7 +281,10 @@ def ground_axes(gravity):
     return np.array([e1, cross3(up, e1)])
 
 
-def convex_hull(points, tol=1e-12):
+HULL_TOL = 1e-12       # convex_hull's default tolerance (relative, squared scale)
+
+
+def convex_hull(points, tol=HULL_TOL):
     """Convex hull (m, 2) of 2-D points (N, 2), counter-clockwise, collinear points dropped
     (Andrew's monotone chain). Degenerate inputs give 1 (a point) or 2 (a segment) vertices."""
     pts = np.asarray(points, dtype=float).reshape(-1, 2)
@@ -333,7 +338,7 @@ class SupportPolygon:
     def __post_init__(self):
         v = np.asarray(self.vertices, dtype=float).reshape(-1, 2)
         object.__setattr__(self, "vertices", v)
-        if len(v) >= 3:
+        if len(v) >= 3 and self._lines is None:     # (given: the compiled hull's)
             edge = np.roll(v, -1, axis=0) - v
             normal = np.stack([edge[:, 1], -edge[:, 0]], axis=1)
             normal /= np.linalg.norm(normal, axis=1, keepdims=True)
@@ -366,6 +371,15 @@ class SupportPolygon:
         (2,). Outside (and for degenerate polygons) it is minus the Euclidean distance to the
         polygon; for an empty polygon, -inf.
         """
+        kernels = compiled_kernels()
+        if kernels is not None:
+            lines = self._lines or _NO_LINES
+            try:
+                got = kernels.polygon_margin(self.vertices, lines[0], lines[1], self.axes, point)
+            except TypeError:           # (not the compiled types: a list, read-only arrays)
+                got = math.nan
+            if not math.isnan(got):     # (NaN: a wrong point, named below)
+                return got
         x = np.asarray(point, dtype=float)
         x = self.project(x) if x.shape == (3,) else checked_array("point", x, (2,))
         v = self.vertices
@@ -656,6 +670,11 @@ def hull_support(contacts, poses, com, axes, up, names):
     if not contacts:
         return GroundSupport(names, (), None, np.zeros((0, 3)), 0.0, -np.inf, False,
                              com - (com @ up) * up)
+    kernels = compiled_kernels()
+    if kernels is not None:
+        support = _compiled_support(kernels, contacts, poses, com, axes, up, names)
+        if support is not None:
+            return support
     # as world_contacts: points @ R^T + o per contact, then the projection on the axes
     points = np.concatenate([c.points @ h[:3, :3].T + h[:3, 3] for c, h in zip(contacts, poses)])
     polygon = _hull_polygon(points, axes)
@@ -664,3 +683,45 @@ def hull_support(contacts, poses, com, axes, up, names):
     return GroundSupport(names, contacts, polygon,
                          plane_points(polygon.vertices, axes, up, height), height, margin,
                          bool(margin >= 0.0), com + (height - com @ up) * up)
+
+
+_NO_LINES = (np.zeros((0, 2)), np.zeros(0))     # SupportPolygon._lines of m < 3 vertices
+_PACKED = {}        # ids of a tuple of contacts -> _PackedPoints (the objects kept alive)
+_PACKED_MAX = 64
+
+
+class _PackedPoints:
+    """The points of ``contacts`` as :func:`.kernels.support_hull` takes them: ``points``
+    (P, 3) in link axes, ``first`` (k + 1,) contact i's first row, ``layout`` of ``out``."""
+
+    def __init__(self, kernels, contacts):
+        self.contacts = contacts
+        self.points = np.ascontiguousarray(np.concatenate([c.points for c in contacts]),
+                                           dtype=np.float64)
+        self.first = np.cumsum([0] + [len(c.points) for c in contacts]).astype(np.int64)
+        self.layout = kernels.support_layout(len(self.points))
+
+
+def _compiled_support(kernels, contacts, poses, com, axes, up, names):
+    """:func:`hull_support` by :func:`.kernels.support_hull` (the same numbers to ~1e-15),
+    or None for arguments of other types than the compiled ones (the NumPy path then)."""
+    key = tuple(map(id, contacts))
+    packed = _PACKED.get(key)
+    if packed is None:
+        if len(_PACKED) >= _PACKED_MAX:
+            _PACKED.clear()
+        packed = _PACKED[key] = _PackedPoints(kernels, tuple(contacts))
+    lay = packed.layout
+    out = np.empty(lay[-1])
+    try:
+        m = kernels.support_hull(packed.points, packed.first, np.array(poses, dtype=np.float64),
+                                 com, axes, up, HULL_TOL, out)
+    except TypeError:
+        return None
+    lines = None if m < 3 else (out[lay[1]:lay[1] + 2 * m].reshape(m, 2),
+                                out[lay[2]:lay[2] + m])
+    polygon = SupportPolygon(out[lay[0]:lay[0] + 2 * m].reshape(m, 2), axes, True, "hull", 0,
+                             lines)
+    margin = float(out[1])
+    return GroundSupport(names, contacts, polygon, out[lay[3]:lay[3] + 3 * m].reshape(m, 3),
+                         float(out[0]), margin, margin >= 0.0, out[2:5])

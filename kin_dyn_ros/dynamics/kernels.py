@@ -30,7 +30,7 @@ __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout
            "whole_body", "frame_query", "frame_poses", "scatter_words", "merge_joint_state",
            "frame_at_position", "whole_at_position", "BAD_SHAPE",
            "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout", "balance",
-           "balance_layout", "NOT_SOLES",
+           "balance_layout", "NOT_SOLES", "support_hull", "support_layout", "polygon_margin",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV", "WANT_COMJ",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE"]
 
@@ -997,6 +997,178 @@ def balance(mf, mi, poses, base_position, links, expressed, wrenches, measured, 
         out[lay[7] + r] = xi[r] - drop * up[r]
     out[lay[8]], out[lay[10]] = omega, 1.0
     return OK
+
+
+# ----------------------------------------------------------------------------- support polygon
+
+@_jit
+def support_layout(p):
+    """Offsets in :func:`support_hull`'s ``out`` for P points: height, the CoM's margin,
+    its projection (3), the hull's vertices (P, 2), its edges' unit outward normals (P, 2)
+    and offsets (P,), its vertices on the plane (P, 3); and the total size."""
+    vertices = 5
+    normals = vertices + 2 * p
+    offsets = normals + 2 * p
+    plane = offsets + p
+    return vertices, normals, offsets, plane, plane + 3 * p
+
+
+@_inline
+def _lex_before(xy, a, b):
+    """Whether point a of ``xy`` (P, 2) comes before point b: x, then y (NumPy's lexsort)."""
+    return xy[a, 0] < xy[b, 0] or (xy[a, 0] == xy[b, 0] and xy[a, 1] < xy[b, 1])
+
+
+@_inline
+def _chain_push(xy, chain, length, p, eps):
+    """Andrew's monotone chain: point p of ``xy`` onto ``chain`` (its first ``length``
+    indices), the points it leaves on a non-left turn (or within ``eps``) popped first;
+    the new length."""
+    while length >= 2:
+        a, b = chain[length - 2], chain[length - 1]
+        if (xy[b, 0] - xy[a, 0]) * (xy[p, 1] - xy[a, 1]) \
+                - (xy[b, 1] - xy[a, 1]) * (xy[p, 0] - xy[a, 0]) > eps:
+            break
+        length -= 1
+    chain[length] = p
+    return length + 1
+
+
+@_inline
+def _hull_2d(xy, tol, vertices):
+    """:func:`.contacts.convex_hull` of ``xy`` (P, 2), P >= 1, into ``vertices`` (P, 2); the
+    number of vertices (1: a point, 2: a segment)."""
+    count = xy.shape[0]
+    order = np.empty(count, np.int64)
+    for i in range(count):                      # insertion sort: stable, as lexsort
+        j = i
+        while j > 0 and _lex_before(xy, i, order[j - 1]):
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = i
+    scale = 1.0
+    for i in range(count):
+        for c in range(2):
+            scale = max(scale, abs(xy[i, c]))
+    eps = tol * scale * scale
+    chain = np.empty(2 * count, np.int64)
+    lower = 0
+    for i in range(count):
+        lower = _chain_push(xy, chain, lower, order[i], eps)
+    upper = lower - 1                           # the upper chain after lower[:-1]
+    start = upper
+    for i in range(count - 1, -1, -1):
+        upper = _chain_push(xy, chain[start:], upper - start, order[i], eps) + start
+    m = upper - 1 if count > 1 else 1
+    for i in range(m):
+        vertices[i, 0], vertices[i, 1] = xy[chain[i], 0], xy[chain[i], 1]
+    if m == 2:                                  # np.allclose(v0, v1, atol=tol * scale)
+        same = True
+        for c in range(2):
+            if not abs(vertices[0, c] - vertices[1, c]) <= tol * scale \
+                    + 1e-5 * abs(vertices[1, c]):
+                same = False
+        if same:
+            m = 1
+            vertices[0, 0], vertices[0, 1] = xy[order[0], 0], xy[order[0], 1]
+    return m
+
+
+@_inline
+def _margin_2d(vertices, m, normals, offsets, x0, x1):
+    """:meth:`.contacts.SupportPolygon.margin` of ground coordinates (x0, x1): the signed
+    distance [m] to the boundary of the polygon of the first ``m`` ``vertices``, positive
+    inside (``normals``, ``offsets``: its half-planes when m >= 3); -inf when m is 0."""
+    if m == 0:
+        return -np.inf
+    if m >= 3:
+        least = np.inf
+        for i in range(m):
+            least = min(least, offsets[i] - (normals[i, 0] * x0 + normals[i, 1] * x1))
+        if least >= 0.0:
+            return least
+    best = np.inf
+    for i in range(m):
+        j = i + 1 if i + 1 < m else 0
+        a0, a1 = vertices[i, 0], vertices[i, 1]
+        e0, e1 = vertices[j, 0] - a0, vertices[j, 1] - a1
+        den = max(e0 * e0 + e1 * e1, 1e-300)
+        t = min(max(((x0 - a0) * e0 + (x1 - a1) * e1) / den, 0.0), 1.0)
+        d0, d1 = a0 + t * e0 - x0, a1 + t * e1 - x1
+        best = min(best, np.sqrt(d0 * d0 + d1 * d1))
+    return -best
+
+
+@_jit
+def support_hull(points, first, poses, com, axes, up, tol, out):
+    """:func:`.contacts.hull_support` of k contacts: their points (P, 3) in link axes
+    (contact i's from ``first[i]``, ``first`` (k + 1,)), at their links' world poses
+    ``poses`` (k, 4, 4), with the CoM ``com`` (3,) [m], the ground ``axes`` (2, 3) and ``up``
+    (3,) (:func:`.contacts.ground_axes`), the hull's tolerance ``tol``. Writes ``out`` as
+    :func:`support_layout` lays it out (P = first[k]); returns the hull's vertex count m
+    (the vertices, normals, offsets and plane points are the first m of each block)."""
+    k = first.shape[0] - 1
+    count = first[k]
+    lay = support_layout(count)
+    world = np.empty((count, 3))
+    xy = np.empty((count, 2))
+    height = 0.0
+    for i in range(k):
+        h = poses[i]
+        for p in range(first[i], first[i + 1]):
+            for r in range(3):
+                world[p, r] = h[r, 0] * points[p, 0] + h[r, 1] * points[p, 1] \
+                    + h[r, 2] * points[p, 2] + h[r, 3]
+            height += world[p, 0] * up[0] + world[p, 1] * up[1] + world[p, 2] * up[2]
+            for c in range(2):
+                xy[p, c] = axes[c, 0] * world[p, 0] + axes[c, 1] * world[p, 1] \
+                    + axes[c, 2] * world[p, 2]
+    height /= count
+    vertices = out[lay[0]:lay[1]].reshape((count, 2))
+    normals = out[lay[1]:lay[2]].reshape((count, 2))
+    offsets = out[lay[2]:lay[3]]
+    plane = out[lay[3]:lay[4]].reshape((count, 3))
+    m = _hull_2d(xy, tol, vertices)
+    if m >= 3:
+        for i in range(m):
+            j = i + 1 if i + 1 < m else 0
+            n0, n1 = vertices[j, 1] - vertices[i, 1], vertices[i, 0] - vertices[j, 0]
+            norm = np.sqrt(n0 * n0 + n1 * n1)
+            normals[i, 0], normals[i, 1] = n0 / norm, n1 / norm
+            offsets[i] = normals[i, 0] * vertices[i, 0] + normals[i, 1] * vertices[i, 1]
+    for i in range(m):
+        for r in range(3):
+            plane[i, r] = vertices[i, 0] * axes[0, r] + vertices[i, 1] * axes[1, r] \
+                + height * up[r]
+    c0 = axes[0, 0] * com[0] + axes[0, 1] * com[1] + axes[0, 2] * com[2]
+    c1 = axes[1, 0] * com[0] + axes[1, 1] * com[1] + axes[1, 2] * com[2]
+    out[0] = height
+    out[1] = _margin_2d(vertices, m, normals, offsets, c0, c1)
+    along = height - (com[0] * up[0] + com[1] * up[1] + com[2] * up[2])
+    for r in range(3):
+        out[2 + r] = com[r] + along * up[r]
+    return m
+
+
+@_jit
+def polygon_margin(vertices, normals, offsets, axes, point):
+    """:meth:`.contacts.SupportPolygon.margin` of ``point``: a world point (3,) (projected
+    on the ground ``axes`` (2, 3)) or ground coordinates (2,); the polygon's ``vertices``
+    (m, 2) and, when m >= 3, its half-planes ``normals`` (m, 2) and ``offsets`` (m,). NaN for
+    another shape, a non-finite point or half-planes that do not match (the caller's
+    NumPy path then names it)."""
+    m = vertices.shape[0]
+    if (m >= 3 and (normals.shape[0] != m or offsets.shape[0] != m)) \
+            or (point.shape[0] != 2 and point.shape[0] != 3):
+        return np.nan
+    for v in point:
+        if not np.isfinite(v):
+            return np.nan
+    if point.shape[0] == 2:
+        return _margin_2d(vertices, m, normals, offsets, point[0], point[1])
+    x0 = axes[0, 0] * point[0] + axes[0, 1] * point[1] + axes[0, 2] * point[2]
+    x1 = axes[1, 0] * point[0] + axes[1, 1] * point[1] + axes[1, 2] * point[2]
+    return _margin_2d(vertices, m, normals, offsets, x0, x1)
 
 
 # ----------------------------------------------------------------------------- whole-body queries

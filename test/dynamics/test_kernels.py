@@ -10,10 +10,13 @@ whichever path the process runs; CI runs them on both (scripts/test.sh).
 
 import numpy as np
 import pytest
+from scipy.spatial.transform import Rotation
 from oracles import assert_close, core_representation, make_case, random_state
 
 from kin_dyn_ros.dynamics import KinDynComputations
-from kin_dyn_ros.dynamics.compiled import jit_path, jit_status
+from kin_dyn_ros.dynamics import contacts as contacts_module
+from kin_dyn_ros.dynamics.compiled import compiled_kernels, jit_path, jit_status
+from kin_dyn_ros.dynamics.contacts import Contact, ground_axes, hull_support
 
 pytestmark = pytest.mark.skipif(
     jit_path() is None, reason=f"the NumPy core runs here ({jit_status().reason}); the "
@@ -355,3 +358,84 @@ def _balance_kinds(res, edge, centre):
     kinds.add("one plane" if one_plane else "lowest point")
     kinds.add("pendulum" if res.divergence.dcm is not None else "no pendulum")
     return kinds
+
+
+# ------------------------------------------------------------------------ support polygon
+
+def _support_scenes(rng, count):
+    """(contacts, poses, com) of 1-3 contacts whose points are random, one point repeated,
+    collinear, on a coarse grid (ties in x and in y) or a sole's four corners; each link
+    turned at random or level, the CoM anywhere near them."""
+    sole = np.array([[0.1, 0.05, 0], [-0.05, 0.05, 0], [-0.05, -0.04, 0], [0.1, -0.04, 0]])
+    kinds = (lambda n: rng.normal(size=(n, 3)) * 0.1,
+             lambda n: np.repeat(rng.normal(size=(1, 3)), n, axis=0),
+             lambda n: np.outer(rng.uniform(-1, 1, n), rng.normal(size=3)),
+             lambda n: np.round(rng.normal(size=(n, 3)), 1),
+             lambda n: sole)
+    for _ in range(count):
+        k = int(rng.integers(1, 4))
+        contacts = tuple(Contact(f"c{i}", kinds[rng.integers(len(kinds))](rng.integers(1, 9)),
+                                 [0, 0, 1], 0.5) for i in range(k))
+        poses = []
+        for _ in range(k):
+            h = np.eye(4)
+            if rng.integers(2):
+                h[:3, :3] = Rotation.random(random_state=rng).as_matrix()
+            h[:3, 3] = rng.normal(size=3) * 0.3
+            poses.append(h)
+        yield contacts, poses, rng.normal(size=3) * 0.2
+
+
+@pytest.fixture
+def numpy_support(monkeypatch):
+    """call(f, *args): f on the NumPy path of :mod:`.contacts` (no compiled kernels)."""
+    def call(f, *args):
+        with monkeypatch.context() as patch:
+            patch.setattr(contacts_module, "compiled_kernels", lambda: None)
+            return f(*args)
+    return call
+
+
+@pytest.mark.parametrize("gravity", [(0.0, 0.0, -9.81), (1.2, -0.7, -9.7)])
+def test_support_hull_equals_the_numpy_hull(pairs, numpy_support, gravity, rng):
+    """hull_support (the node's support polygon and margin) and SupportPolygon.margin on the
+    compiled path (kernels.support_hull, kernels.polygon_margin) against the NumPy path, on
+    600 scenes with degenerate hulls (a point, a segment, ties): the same vertex count and
+    every number to 1e-12."""
+    assert compiled_kernels() is not None            # (pairs loaded a compiled model)
+    axes, up = ground_axes(gravity), -np.asarray(gravity) / np.linalg.norm(gravity)
+    counts = set()
+    for contacts, poses, com in _support_scenes(rng, 600):
+        names = tuple(c.link for c in contacts)
+        ours = hull_support(contacts, poses, com, axes, up, names)
+        ref = numpy_support(hull_support, contacts, poses, com, axes, up, names)
+        assert ours.polygon.vertices.shape == ref.polygon.vertices.shape
+        counts.add(min(len(ref.polygon.vertices), 3))
+        for got, want, what in ((ours.polygon.vertices, ref.polygon.vertices, "vertices"),
+                                (ours.points, ref.points, "plane points"),
+                                (ours.com_projection, ref.com_projection, "projection"),
+                                (ours.height, ref.height, "height"),
+                                (ours.margin, ref.margin, "margin")):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12, err_msg=what)
+        assert (ours.inside, ours.names, ours.contacts) == (ref.inside, ref.names, ref.contacts)
+        if len(ref.polygon.vertices) >= 3:
+            for got, want in zip(ours.polygon.halfplanes, ref.polygon.halfplanes):
+                np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+        for point in (rng.normal(size=3) * 0.3, rng.normal(size=2) * 0.1, com):
+            np.testing.assert_allclose(
+                ours.polygon.margin(point), numpy_support(ref.polygon.margin, point),
+                rtol=0, atol=1e-12)
+    assert counts == {1, 2, 3}, counts        # a point, a segment and polygons were seen
+
+
+def test_polygon_margin_names_a_wrong_point_as_the_numpy_path(pairs):
+    """A wrong point takes the NumPy path, which names it; other types (a list) the same
+    answer."""
+    polygon = hull_support((Contact("c", np.eye(3), [0, 0, 1], 0.5),), [np.eye(4)],
+                           np.zeros(3), ground_axes((0, 0, -9.81)), np.array([0, 0, 1.0]),
+                           ("c",)).polygon
+    assert polygon._lines is not None and compiled_kernels() is not None
+    for point, message in ((np.zeros(4), "point"), (np.array([np.nan, 0.0]), "point")):
+        with pytest.raises(ValueError, match=message):
+            polygon.margin(point)
+    assert polygon.margin([0.2, 0.2, 5.0]) == polygon.margin(np.array([0.2, 0.2, 5.0]))
