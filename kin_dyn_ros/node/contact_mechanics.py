@@ -103,6 +103,7 @@ class ContactMechanics:
         self._torques_pub = pub(JointState, "~/equilibrium_torques")
         self._read = ReadCounts((self._polygon_pub, self._margin_pub, self._torques_pub))
         self._contacts, self._settings, self._kd = {}, None, None
+        self._period_ns = 0           # of equilibrium_rate [ns] (0: off)
         self._clear()
         self._worker, self._worker_model = EquilibriumWorker(), None
         # due equilibrium ticks (support computed, ~/equilibrium_torques read) and what came
@@ -122,6 +123,8 @@ class ContactMechanics:
                 self._worker.start()    # its start-up now, not during the first ticks
         geometry = {g[0]: g for g in settings.contact_geometry}
         self._kd, self._settings = kd, settings
+        rate = settings.equilibrium_rate          # its period [ns] (0: off), by stamps
+        self._period_ns = int(1e9 / rate) if rate > 0.0 else 0
         self._contacts = {} if kd is None else {c: make_contact(geometry[c]) for c in names}
         self._clear()
         self._messages = SupportMessages(settings.world_frame)
@@ -227,7 +230,12 @@ class ContactMechanics:
         """Whether the tick of stamp ``stamp_ns`` [ns] has contact mechanics to do
         (:meth:`steps`): the support due and read, or an answer of the worker to take. Most
         ticks have none: the node then schedules no steps for them."""
-        return bool(self._contacts) and (self._worker.expecting or self._turn(stamp_ns))
+        if not self._contacts:
+            return False
+        if self._worker.expecting:
+            return True
+        period = self._period_ns            # (most ticks: not due, two calls in all)
+        return period > 0 and self._phase.is_due(stamp_ns, period) and self._turn(stamp_ns)
 
     def _markers_wait_over(self, t):
         """Whether the support of a tick of stamp ``t`` [ns] is needed for ~/markers alone:
@@ -254,14 +262,12 @@ class ContactMechanics:
 
     def _is_due(self, t):
         """Whether a tick of stamp ``t`` [ns] is due (:meth:`_due`), without taking its turn."""
-        rate = self._settings.equilibrium_rate
-        return rate > 0.0 and self._phase.is_due(t, int(1e9 / rate))
+        return self._period_ns > 0 and self._phase.is_due(t, self._period_ns)
 
     def _due(self, t):
         """At most equilibrium_rate ticks per second of stamps ``t`` [ns] (the phase is kept;
         a stamp going back restarts: :class:`.rates.OnPhase`)."""
-        rate = self._settings.equilibrium_rate
-        return rate > 0.0 and self._phase.take(t, int(1e9 / rate))
+        return self._period_ns > 0 and self._phase.take(t, self._period_ns)
 
     def _request_torques(self, stamp, support):
         kd, w_H_b, s = self._state    # the key: plain numbers pickle faster than a Time
