@@ -41,7 +41,7 @@ from .representations import (Representations, base_drift, base_transform, base_
                               parse_representation, rep_frame_pose)
 from .spatial import motion_cross, motion_cross_matrix, skew, velocity_transform
 
-__all__ = ["KinDynComputations", "TickResult"]
+__all__ = ["KinDynComputations", "TickResult", "PreparedTick"]
 
 _ORIGIN = np.zeros(3)
 _ORIGIN.flags.writeable = False
@@ -175,6 +175,44 @@ class _PackedTickResult(TickResult):
     @cached_property
     def joint_accelerations(self):
         return self._view("joint_accelerations", "massless") if self._fd else None
+
+
+class PreparedTick:
+    """:meth:`KinDynComputations.compute_tick` with fixed sensor wrenches, in one kernel
+    call (:meth:`KinDynComputations.prepared_tick`; the compiled path): for a caller that
+    computes many ticks with the same wrenches (the node between two wrench messages).
+    ``frame_wrenches`` as compute_tick's, ``values`` (6 k,) them as the kernel takes them."""
+
+    __slots__ = ("kd", "frame_wrenches", "values", "_kernel", "_mf", "_mi", "_targets",
+                 "_size", "_bodies", "_ok")
+
+    def __init__(self, kd, frame_wrenches, targets, values):
+        jit = kd._jit
+        self.kd, self.frame_wrenches, self.values = kd, frame_wrenches, values
+        self._kernel, self._mf, self._mi, self._targets = jit.k.tick, jit.mf, jit.mi, targets
+        self._size, self._bodies, self._ok = 22 * jit.n + 19, jit.n + 1, jit.k.OK
+
+    def run(self, w_H_b, s, nu, s_dot, tau=None):
+        """(out, poses) of :func:`.kernels.tick` at this state (``nu`` in the model's
+        representation; ``tau`` None: no forward dynamics), laid out as
+        :attr:`TickResult.packed` and C_H_body (N, 4, 4); None when the kernel did not
+        return OK (a wrong type, shape or a NaN; a singular base block):
+        :meth:`KinDynComputations.compute_tick` then says what. :meth:`result` makes the
+        :class:`TickResult`."""
+        out, poses = np.empty(self._size), np.empty((self._bodies, 4, 4))
+        try:
+            status = self._kernel(self._mf, self._mi, self.kd._rep_code, w_H_b, s, nu, s_dot,
+                                  EMPTY if tau is None else tau, self._targets, self.values,
+                                  out, poses)
+        except TypeError:          # (not float64, C-contiguous and writable)
+            return None
+        return (out, poses) if status == self._ok else None
+
+    def result(self, w_H_b, out, poses, fd, contacts=None, threshold=0.0):
+        """The :class:`TickResult` of :meth:`run`'s ``out`` and ``poses`` at ``w_H_b`` (``fd``:
+        torques were given), as compute_tick gives it with ``contacts`` and ``threshold``."""
+        return self.kd.packed_tick_result(self._ok, w_H_b, out, poses, fd, self.frame_wrenches,
+                                          self.values, contacts, threshold)
 
 
 def _checked_wrench(link, w):
@@ -736,17 +774,27 @@ class KinDynComputations:
         out: transforms, quaternions, CoM, its velocity, momentum, gravity, nu_dot, the
         number of massless joints)."""
         targets, values = self._sensor_wrenches(frame_wrenches)
-        jit, names, rep = self._jit, self.model.joints_name_list, self._rep   # (no property call)
-        status, w_H_b, out, poses = jit.tick(rep, w_H_b, s, base_vel, s_dot, tau, targets,
-                                             values)
-        if status == jit.k.NOT_FINITE:                  # a wrench: name it
+        status, w_H_b, out, poses = self._jit.tick(self._rep, w_H_b, s, base_vel, s_dot, tau,
+                                                   targets, values)
+        if status == self._jit.k.NOT_FINITE:            # a wrench: name it
             for link, (_, w) in frame_wrenches.items():
                 _checked_wrench(link, w)
+        return self.packed_tick_result(status, w_H_b, out, poses, tau is not None,
+                                       frame_wrenches, values, contacts, threshold)
+
+    def packed_tick_result(self, status, w_H_b, out, poses, fd, frame_wrenches, values,
+                           contacts, threshold):
+        """The :class:`TickResult` of a compiled tick (:func:`.kernels.tick`'s ``status``,
+        ``out`` and ``poses`` C_H_body (N, 4, 4) at ``w_H_b``; forward dynamics asked when
+        ``fd``; ``values`` (6 k,) the wrenches of ``frame_wrenches`` as the kernel took them;
+        the balance of ``contacts`` as :meth:`compute_tick`'s). Sets ``out``'s forward
+        dynamics to NaN where there is none."""
+        jit, names, rep = self._jit, self.model.joints_name_list, self._rep   # (no property call)
         at = self._packed                               # TickResult.packed's fields
         fd_error, massless = "", ()
         if status == jit.k.SINGULAR:
             fd_error = alg.SINGULAR_BASE
-        fd = tau is not None and not fd_error
+        fd = fd and not fd_error
         if not fd:
             out[at["base_acceleration"]:at["massless"]] = np.nan   # (as TickResult.packed says)
         elif out[at["massless"]]:
@@ -773,6 +821,18 @@ class KinDynComputations:
                 poses, base_position, com, com_velocity, contacts, frame_wrenches or {},
                 values, threshold)) if contacts else None)
         return result
+
+    def prepared_tick(self, frame_wrenches):
+        """A :class:`PreparedTick` of :meth:`compute_tick` with these ``frame_wrenches``
+        (their values are kept: they must not change while it is used), or None on the
+        NumPy core. ValueError naming a wrench that is not finite or not (6,)."""
+        if self._jit is None:
+            return None
+        targets, values = self._sensor_wrenches(frame_wrenches)
+        if not math.isfinite(values.sum()):
+            for link, (_, w) in frame_wrenches.items():
+                _checked_wrench(link, w)
+        return PreparedTick(self, frame_wrenches, targets, values)
 
     def _sensor_wrenches(self, frame_wrenches):
         """{link: (expressed frame, w (6,))} -> (targets (k, 2) [link, frame] indices,

@@ -746,8 +746,15 @@ def tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses):
     nu_dot (6 + n,) (base in rep, joints user order, NaN for massless joints; only when
     tau has n entries, else left alone), and the number of massless joints (1,);
     ``poses`` (N, 4, 4) gets C_H_body. ``targets``/``wrenches``: F/T readings
-    (:func:`_sensor_wrenches`, wrenches flat (6 k,)). Returns OK, NOT_FINITE or SINGULAR."""
+    (:func:`_sensor_wrenches`, wrenches flat (6 k,)). Returns OK, NOT_FINITE or SINGULAR;
+    BAD_SHAPE, before reading anything, for a wrong shape (tau: n entries or none)."""
     n, n_frames = mi[0], mi[1]
+    if w_H_b.shape[0] != 4 or w_H_b.shape[1] != 4 or s.shape[0] != n or nu.shape[0] != 6 \
+            or s_dot.shape[0] != n or (tau.shape[0] != n and tau.shape[0] != 0) \
+            or targets.shape[1] != 2 or wrenches.shape[0] != 6 * targets.shape[0] \
+            or out.shape[0] != 22 * n + 19 or poses.shape[0] != n + 1 \
+            or poses.shape[1] != 4 or poses.shape[2] != 4:
+        return BAD_SHAPE
     if not (_finite(w_H_b) and _finite(s) and _finite(nu) and _finite(s_dot)
             and _finite(tau) and _finite(wrenches)):
         return NOT_FINITE

@@ -25,6 +25,16 @@ __all__ = ["MeasuredState", "Tick", "TickComputer", "massless_note"]
 BODY = Representations.BODY_FIXED_REPRESENTATION
 
 
+def _same_inputs(a, b):
+    """Whether two {contact: (expressed frame, wrench (6,))} hold the same inputs in the same
+    order (the same value objects: an input's value is never changed)."""
+    return len(a) == len(b) and all(map(_same_item, a.items(), b.items()))
+
+
+def _same_item(a, b):
+    return a[0] == b[0] and a[1][0] == b[1][0] and a[1][1] is b[1][1]
+
+
 def massless_note(names):
     """The note of a tick whose forward dynamics has NaN for the joints ``names``."""
     return (f"computed; NaN for the joints with no inertia moving with them (massless "
@@ -78,12 +88,15 @@ class TickComputer:
         self._fixed_base = settings.base_pose
         self._complete = False             # every joint received at least once
         self._massless = ((), "")          # (massless joints of the last tick, their note)
+        self._representation = kd.rep
+        self._prepared = None              # the PreparedTick of the last wrenches
 
     def compute(self, sensors, forward_dynamics=True):
         """The :class:`Tick` of the merged joint states of ``sensors``
         (:class:`.inputs.SensorInputs`) at its latest JointState's stamp, with forward
         dynamics when ``forward_dynamics`` (something reads it) and the settings allow;
-        ValueError from the core (the tick is then skipped)."""
+        ValueError from the core (the tick is then skipped). On the compiled path one kernel
+        call (:meth:`_prepared_tick`); compute_tick where that one declines."""
         s, s_dot = sensors.merger.state()
         inputs = sensors.for_tick(sensors.joint_state_stamp_ns, self.contacts,
                                   self._settings.wrench_timeout)
@@ -92,6 +105,10 @@ class TickComputer:
                               f"wrench_timeout: left out of forward dynamics")
         w_H_b, nu, have_base = self._base_state(inputs.odometry, s, s_dot)
         tau, fd_note = self._torques(sensors.merger, forward_dynamics)
+        state = MeasuredState(w_H_b, s, nu, s_dot, self._representation)
+        tick = self._prepared_tick(inputs, state, have_base, tau, fd_note)
+        if tick is not None:
+            return tick
         result = self.kd.compute_tick(w_H_b, s, nu, s_dot, tau, inputs.wrenches,
                                       self._geometry, self._settings.contact_force_threshold)
         if result.forward_dynamics_error:   # the other outputs are still published
@@ -99,7 +116,29 @@ class TickComputer:
             self._log.warning("forward dynamics", f"forward dynamics {fd_note}")
         elif result.massless_joints:
             fd_note = self._massless_note(result.massless_joints)
-        state = MeasuredState(w_H_b, s, nu, s_dot, result.representation)
+        return Tick(inputs.stamp_ns, inputs, state, have_base, result, fd_note)
+
+    def _prepared_tick(self, inputs, state, have_base, tau, fd_note):
+        """The :class:`Tick` by the core's :class:`..dynamics.computations.PreparedTick` of
+        these wrenches (kept while they are the same objects: an input's value never
+        changes); None on the NumPy core, or when the kernel did not return OK (compute_tick
+        then says why)."""
+        prepared, wrenches = self._prepared, inputs.wrenches
+        if prepared is None or not _same_inputs(prepared.frame_wrenches, wrenches):
+            try:
+                prepared = self._prepared = self.kd.prepared_tick(wrenches)
+            except ValueError:          # (compute_tick names the wrench)
+                return None
+            if prepared is None:        # the NumPy core
+                return None
+        got = prepared.run(state.w_H_b, state.s, state.base_vel, state.s_dot, tau)
+        if got is None:
+            return None
+        out, poses = got
+        result = prepared.result(state.w_H_b, out, poses, tau is not None, self._geometry,
+                                 self._settings.contact_force_threshold)
+        if result.massless_joints:
+            fd_note = self._massless_note(result.massless_joints)
         return Tick(inputs.stamp_ns, inputs, state, have_base, result, fd_note)
 
     def _massless_note(self, names):

@@ -176,6 +176,68 @@ def test_bad_input_raises_the_numpy_cores_message(pairs, call, args, message):
             getattr(kd, call)(*args(st))
 
 
+@pytest.mark.parametrize("name", ("icub", "tree12", "leaf8"))
+def test_a_prepared_tick_is_compute_tick(pairs, name, rep):
+    """PreparedTick (one kernel call for fixed wrenches, the node's tick) gives compute_tick's
+    result on the same path bit for bit and the NumPy core's to 1e-12, with and without
+    torques, massless joints named; None where compute_tick raises or has no forward
+    dynamics (a NaN, a wrong shape) and for a list (compute_tick
+    takes it)."""
+    case, fast, ref = _pair(pairs, name, rep)
+    links = case.links
+    sensors = {links[-1]: (links[1], np.linspace(-3.0, 4.0, 6)),
+               links[len(links) // 2]: (links[len(links) // 2], np.linspace(5.0, -1.0, 6))}
+    prepared = fast.prepared_tick(sensors)
+    assert ref.prepared_tick(sensors) is None          # (the NumPy core has none)
+    for st in _states(case):
+        for tau in (st.tau, None):
+            out, poses = prepared.run(st.w_H_b, st.s, st.base_vel, st.s_dot, tau)
+            ours = prepared.result(st.w_H_b, out, poses, tau is not None)
+            same = fast.compute_tick(st.w_H_b, st.s, st.base_vel, st.s_dot, tau, sensors)
+            np.testing.assert_array_equal(ours.packed, same.packed)
+            _close(ours.packed, ref.compute_tick(st.w_H_b, st.s, st.base_vel, st.s_dot, tau,
+                                                 sensors).packed, f"packed on {name}")
+            assert ours.massless_joints == same.massless_joints
+            assert (ours.base_acceleration is None) == (tau is None)
+            assert_close(ours.world_H_frames, same.world_H_frames, "frames", 0.0)
+    st = _states(case, 1)[0]
+    bad = st.s.copy()
+    bad[0] = np.nan
+    for args in ((st.w_H_b, bad, st.base_vel, st.s_dot, st.tau),
+                 (st.w_H_b, st.s[:-1].copy(), st.base_vel, st.s_dot, st.tau),
+                 (st.w_H_b[:3].copy(), st.s, st.base_vel, st.s_dot, st.tau),
+                 (st.w_H_b, st.s, st.base_vel, st.s_dot, st.tau[:-1].copy())):
+        assert prepared.run(*args) is None
+        with pytest.raises(ValueError):
+            fast.compute_tick(*args, sensors)
+    assert prepared.run(st.w_H_b, list(st.s), st.base_vel, st.s_dot, st.tau) is None
+    with pytest.raises(ValueError, match="wrench on"):
+        fast.prepared_tick({links[-1]: (links[1], np.full(6, np.inf))})
+
+
+def test_the_tick_kernel_refuses_wrong_shapes_before_reading(pairs):
+    """kernels.tick checks every shape (BAD_SHAPE) before reading: a PreparedTick passes the
+    node's arrays straight in."""
+    case, fast, _ = _pair(pairs, "icub", "MIXED")
+    st, k, jit = _states(case, 1)[0], jit_path(), fast._jit
+    n, e = len(st.s), np.empty(0)
+    good = dict(w_H_b=st.w_H_b, s=st.s, nu=st.base_vel, s_dot=st.s_dot, tau=st.tau,
+                targets=np.zeros((1, 2), np.int64), wrenches=np.zeros(6),
+                out=np.empty(22 * n + 19), poses=np.empty((n + 1, 4, 4)))
+
+    def call(**changed):
+        a = {**good, **changed}
+        return k.tick(jit.mf, jit.mi, 2, a["w_H_b"], a["s"], a["nu"], a["s_dot"], a["tau"],
+                      a["targets"], a["wrenches"], a["out"], a["poses"])
+    assert call() == k.OK and call(tau=e) == k.OK
+    for changed in (dict(w_H_b=np.eye(4)[:3].copy()), dict(s=st.s[:-1].copy()),
+                    dict(nu=st.base_vel[:5].copy()), dict(s_dot=np.zeros(n + 1)),
+                    dict(tau=st.tau[:-1].copy()), dict(wrenches=np.zeros(5)),
+                    dict(targets=np.zeros((2, 2), np.int64)), dict(out=np.empty(22 * n)),
+                    dict(poses=np.empty((n, 4, 4)))):
+        assert call(**changed) == k.BAD_SHAPE, changed
+
+
 def test_the_kernels_refuse_wrong_shapes_before_reading(pairs):
     """The position calls go straight to the kernels, which check the shapes themselves
     (BAD_SHAPE): none reads past an array given too small."""
