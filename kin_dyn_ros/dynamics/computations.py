@@ -153,7 +153,7 @@ class _PackedTickResult(TickResult):
     """The compiled tick's :class:`TickResult`: its arrays are views into ``packed`` (the
     kernel's one vector, laid out as :func:`packed_offsets`); those the node's tick does not
     read are made when first read (it renders its outputs from ``packed``). Made by
-    :meth:`KinDynComputations._compiled_tick` without :class:`TickResult`'s ``__init__``;
+    :meth:`KinDynComputations.packed_tick_result` without :class:`TickResult`'s ``__init__``;
     the same fields, the same values."""
 
     def _view(self, first, end):
@@ -175,6 +175,61 @@ class _PackedTickResult(TickResult):
     @cached_property
     def joint_accelerations(self):
         return self._view("joint_accelerations", "massless") if self._fd else None
+
+    @cached_property
+    def com(self):
+        return self._view("com", "com_velocity")
+
+    @cached_property
+    def com_velocity(self):
+        return self._view("com_velocity", "centroidal_momentum")
+
+    @cached_property
+    def base_acceleration(self):
+        return self._view("base_acceleration", "joint_accelerations") if self._fd else None
+
+    @cached_property
+    def massless_joints(self):
+        if not (self._fd and self._packed[self._at["massless"]]):
+            return ()
+        return self._kd._names(np.isnan(self._view("joint_accelerations", "massless")))
+
+    @cached_property
+    def joint_quaternions(self):
+        return self._view("joint_quaternions", "com").reshape(-1, 4)
+
+    @cached_property
+    def _base_position(self):
+        return self.base_pose[:3, 3]
+
+    @cached_property
+    def world_H_frames(self):
+        return self._kd._jit.frame_poses(self._poses, self._base_position)
+
+    def world_H_frame(self, index):
+        """World pose (4, 4) of link ``frame_names[index]``, without computing the others'."""
+        if "world_H_frames" in self.__dict__:
+            return self.world_H_frames[index]
+        return self._kd._world_frame(self._poses, self._base_position, index)
+
+    @cached_property
+    def balance_vector(self):
+        if not self._contacts:
+            return None
+        return self._kd._balance_vector(self._poses, self._base_position, self.com,
+                                        self.com_velocity, self._contacts, self._wrenches or {},
+                                        self._values, self._threshold)
+
+    @cached_property
+    def balance(self):
+        vector = self.balance_vector
+        if vector is not None:
+            return packed_balance(*vector)
+        if not self._contacts:
+            return None
+        frame = functools.partial(self._kd._world_frame, self._poses, self._base_position)
+        return self._kd._balance(frame, self.com, self.com_velocity, self._contacts,
+                                 self._wrenches or {}, self._threshold)
 
 
 class PreparedTick:
@@ -789,37 +844,19 @@ class KinDynComputations:
         ``fd``; ``values`` (6 k,) the wrenches of ``frame_wrenches`` as the kernel took them;
         the balance of ``contacts`` as :meth:`compute_tick`'s). Sets ``out``'s forward
         dynamics to NaN where there is none."""
-        jit, names, rep = self._jit, self.model.joints_name_list, self._rep   # (no property call)
         at = self._packed                               # TickResult.packed's fields
-        fd_error, massless = "", ()
-        if status == jit.k.SINGULAR:
-            fd_error = alg.SINGULAR_BASE
+        fd_error = alg.SINGULAR_BASE if status == self._jit.k.SINGULAR else ""
         fd = fd and not fd_error
         if not fd:
             out[at["base_acceleration"]:at["massless"]] = np.nan   # (as TickResult.packed says)
-        elif out[at["massless"]]:
-            massless = self._names(np.isnan(out[at["joint_accelerations"]:at["massless"]]))
-        base_position = w_H_b[:3, 3]
-        frame = functools.partial(self._world_frame, poses, base_position)
-        n = len(names)
-        com, com_velocity = out[at["com"]:at["com_velocity"]], \
-            out[at["com_velocity"]:at["centroidal_momentum"]]
         result = _PackedTickResult.__new__(_PackedTickResult)
-        # the fields (the other views into out: _PackedTickResult's, made when read)
+        # (the other fields: _PackedTickResult's, made when read)
         vars(result).update(
-            frame_names=self.model.frame_names, joint_names=names, base_pose=w_H_b,
-            com=com, com_velocity=com_velocity, representation=rep,
-            base_acceleration=out[at["base_acceleration"]:at["joint_accelerations"]]
-            if fd else None, _fd=fd, forward_dynamics_error=fd_error,
-            massless_joints=massless, _frame_poses=lambda: jit.frame_poses(poses, base_position),
-            _frame_pose=frame, _packed=out, packed=out, _at=at,
-            _joint_quaternions=lambda: out[at["joint_quaternions"]:at["com"]].reshape(n, 4),
-            _balance=(lambda: self._balance(frame, com, com_velocity, contacts,
-                                            frame_wrenches or {}, threshold))
-            if contacts else None,
-            _balance_vector=(lambda: self._balance_vector(
-                poses, base_position, com, com_velocity, contacts, frame_wrenches or {},
-                values, threshold)) if contacts else None)
+            frame_names=self.model.frame_names, joint_names=self.model.joints_name_list,
+            base_pose=w_H_b, representation=self._rep, forward_dynamics_error=fd_error,
+            _packed=out, packed=out, _at=at, _fd=fd, _kd=self, _poses=poses,
+            _wrenches=frame_wrenches, _values=values, _contacts=contacts,
+            _threshold=threshold)
         return result
 
     def prepared_tick(self, frame_wrenches):
