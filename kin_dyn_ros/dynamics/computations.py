@@ -185,16 +185,6 @@ class _PackedTickResult(TickResult):
         return self._view("com_velocity", "centroidal_momentum")
 
     @cached_property
-    def base_acceleration(self):
-        return self._view("base_acceleration", "joint_accelerations") if self._fd else None
-
-    @cached_property
-    def massless_joints(self):
-        if not (self._fd and self._packed[self._at["massless"]]):
-            return ()
-        return self._kd._names(np.isnan(self._view("joint_accelerations", "massless")))
-
-    @cached_property
     def joint_quaternions(self):
         return self._view("joint_quaternions", "com").reshape(-1, 4)
 
@@ -847,13 +837,18 @@ class KinDynComputations:
         at = self._packed                               # TickResult.packed's fields
         fd_error = alg.SINGULAR_BASE if status == self._jit.k.SINGULAR else ""
         fd = fd and not fd_error
+        acc, massless = at["base_acceleration"], ()
         if not fd:
-            out[at["base_acceleration"]:at["massless"]] = np.nan   # (as TickResult.packed says)
+            out[acc:at["massless"]] = np.nan            # (as TickResult.packed says)
+        elif out[at["massless"]]:
+            massless = self._names(np.isnan(out[at["joint_accelerations"]:at["massless"]]))
         result = _PackedTickResult.__new__(_PackedTickResult)
-        # (the other fields: _PackedTickResult's, made when read)
+        # (the other fields: _PackedTickResult's, made when read; those a tick reads: here)
         vars(result).update(
             frame_names=self.model.frame_names, joint_names=self.model.joints_name_list,
             base_pose=w_H_b, representation=self._rep, forward_dynamics_error=fd_error,
+            base_acceleration=out[acc:at["joint_accelerations"]] if fd else None,
+            massless_joints=massless,
             _packed=out, packed=out, _at=at, _fd=fd, _kd=self, _poses=poses,
             _wrenches=frame_wrenches, _values=values, _contacts=contacts,
             _threshold=threshold)
