@@ -176,7 +176,7 @@ def test_bad_input_raises_the_numpy_cores_message(pairs, call, args, message):
             getattr(kd, call)(*args(st))
 
 
-@pytest.mark.parametrize("name", ("icub", "tree12", "leaf8"))
+@pytest.mark.parametrize("name", ("icub", "tree12", "leaf8", "mimic40", "massless_root"))
 def test_a_prepared_tick_is_compute_tick(pairs, name, rep):
     """PreparedTick (one kernel call for fixed wrenches, the node's tick) gives compute_tick's
     result on the same path bit for bit and the NumPy core's to 1e-12, with and without

@@ -26,7 +26,9 @@ from kin_dyn_ros.node.throttle import ThrottledLogger
 from kin_dyn_ros.node.tick import TickComputer
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from random_tree import random_tree_urdf  # noqa: E402
+from ros_helpers import MIMIC_URDF  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     jit_path() is None, reason=f"the NumPy core runs here ({jit_status().reason}): no "
@@ -169,3 +171,19 @@ def test_massless_joints_are_named_by_the_prepared_tick():
         _same_ticks(stream, ours, reference)
         assert ours.result.massless_joints and ours.fd_note.startswith("computed; NaN")
         assert np.isnan(ours.result.joint_accelerations).any()
+
+
+def test_mimic_joints_take_the_prepared_tick_too():
+    """The mimic arm (a mimic joint filled from its master, a prismatic joint): the same
+    ticks from the PreparedTick as from compute_tick."""
+    stream = Stream(MIMIC_URDF, ("b",))
+    rng = np.random.default_rng(6)
+    for k in range(6):
+        t = 10**9 + k * 1_000_000
+        if k % 3 == 0:
+            stream.odometry(rng, t)
+            stream.wrench(rng, "b", t)
+        stream.take(rng, t)
+        ours, reference = stream.both(forward_dynamics=True)
+        _same_ticks(stream, ours, reference)
+    assert stream.ticker._prepared is not None and ours.result.base_acceleration is not None
