@@ -213,6 +213,19 @@ class SensorInputs:
         stamp_ns = not self.ignore_timestamp and stamp[0] * 1_000_000_000 + stamp[1]
         return Timed(frame, value, stamp_ns or now, now)
 
+    @property
+    def taken(self):
+        """A count of the odometry and wrench messages taken (and configurations): when it
+        has not changed, no input a tick combines has."""
+        return self._taken
+
+    def newest_matches(self):
+        """(odometry Timed or None, [(contact, Timed)]) of the last :meth:`for_tick` when each
+        was its buffer's newest input (until :attr:`taken` changes, the matches of every
+        later stamp), else None."""
+        kept = self._matches
+        return None if kept is None or kept[0] != self._taken else (kept[3], kept[4])
+
     def for_tick(self, stamp_ns, contacts, wrench_timeout):
         """:class:`TickInputs` of a tick at JointState stamp ``stamp_ns`` [ns] for the
         ``contacts`` of the model; a wrench further than ``wrench_timeout`` [s] is stale.

@@ -35,6 +35,7 @@ from .balance_outputs import balance_markers
 from .diagnostics import TickStats
 from .markers import MarkerGroup
 from .rates import AtMost, SinceLast
+from .steady_tick import SteadyTick
 
 __all__ = ["TickLoop"]
 
@@ -60,7 +61,10 @@ class TickLoop:
                          "forward_dynamics": publishers.forward_dynamics}
         self._per_tick = tuple((name, self._by_name[name])
                                for name in ("com", "momentum", "gravity"))
+        self.by_name = dict(self._by_name)      # {per-tick output: its publisher}
         self._balance = frozenset((publishers.zmp, publishers.capture_point, publishers.cop))
+        self._steady = None          # the SteadyTick of the next ticks (None: plain)
+        self.steady_ticks = True     # False: every tick the plain way (tests, benches)
         self._log, self._now_ns = log, now_ns
         self._settings = self._model = None
         self._last_stamp_ns = None
@@ -88,6 +92,7 @@ class TickLoop:
         """Tick with ``settings`` and ``model`` (the node's loaded model, or None) from now
         on (under the lock). A tick's steps still pending run first under the settings of
         that tick, or are dropped when the model was replaced (``reloaded``)."""
+        self._steady = None
         if reloaded:
             self._deferred = self._next_deferred = None
             self._begun = False
@@ -95,6 +100,7 @@ class TickLoop:
             self.finish_steps()
         self._settings, self._model = settings, model
         self._tf_period_ns = round(1e9 / settings.publish_frequency)
+        self._markers_period_ns = round(1e9 / settings.markers_rate)
         self._tf_due.reset()
 
     # -- the inputs and when a tick runs (under the lock) ----------------------------------
@@ -166,17 +172,24 @@ class TickLoop:
             return
         start, start_cpu = time.perf_counter(), time.thread_time()
         read = self.publishers.is_read.current()
-        try:
-            tick = self.ticker.compute(inputs, self.publishers.forward_dynamics in read)
-        except ValueError as exc:
-            self._log.warning("tick", f"tick skipped: {exc}")
-            return
-        self.planners.write(tick.state)     # before the outputs: who got them can ask
-        self.publish(tick, read)
+        steady = self._steady
+        tick = None if steady is None else steady.run(self, read)
+        plain = tick is None
+        if plain:                           # (then the next ticks are learnt from it)
+            try:
+                tick = self.ticker.compute(inputs, self.publishers.forward_dynamics in read)
+            except ValueError as exc:
+                self._log.warning("tick", f"tick skipped: {exc}")
+                self._steady = None
+                return
+            self.planners.write(tick.state)     # before the outputs: who got them can ask
+            self.publish(tick, read)
+            self._steady = SteadyTick.learn(self, tick, read) if self.steady_ticks else None
         self.last_tick = tick
         cpu = time.thread_time() - start_cpu      # inside the wall interval: cpu <= duration
         self.stats.add(time.monotonic(), time.perf_counter() - start, cpu)
-        self._schedule_steps(tick)
+        if plain:           # (a steady tick runs only with no step due or pending)
+            self._schedule_steps(tick)
 
     def publish(self, tick, read=None):
         """The tick's outputs, each only while something subscribes (work nobody reads is
@@ -189,7 +202,7 @@ class TickLoop:
         for publisher, msg in self.render(tick, read):
             publisher.publish(msg)
         if settings.publish_markers and pub.markers in read and self._markers_due.due(
-                self._now_ns(), round(1e9 / settings.markers_rate)):
+                self._now_ns(), self._markers_period_ns):
             pub.markers.publish(self._marker_array(tick))
 
     def render(self, tick, read=None):
@@ -201,7 +214,7 @@ class TickLoop:
         for name, publisher in self._per_tick:
             if publisher in read:
                 wanted.append(name)
-        if settings.publish_tf and pub.tf in read and self._tf_turn(tick):
+        if settings.publish_tf and pub.tf in read and self.tf_turn(tick.inputs.stamp_ns):
             wanted.append("tf")
         # (forward dynamics: computed only while subscribed, rendered whenever computed)
         rendered = self._model.messages.per_tick(
@@ -241,12 +254,29 @@ class TickLoop:
                                         self.mechanics.polygon_of(result)))))
 
     # -- the gates -------------------------------------------------------------------------
-    def _tf_turn(self, tick):
-        """Whether the tick publishes /tf: every tick with ignore_timestamp, else at least
-        1/publish_frequency of JointState stamps after the last /tf (robot_state_publisher's
-        rule, less half the JointState interval: :class:`.rates.SinceLast`)."""
-        return self._settings.ignore_timestamp or self._tf_due.due(tick.inputs.stamp_ns,
+    def tf_turn(self, stamp_ns):
+        """Whether the tick of JointState stamp ``stamp_ns`` publishes /tf (it then takes the
+        turn): every tick with ignore_timestamp, else at least 1/publish_frequency of
+        JointState stamps after the last /tf (robot_state_publisher's rule, less half the
+        JointState interval: :class:`.rates.SinceLast`)."""
+        return self._settings.ignore_timestamp or self._tf_due.due(stamp_ns,
                                                                   self._tf_period_ns)
+
+    def markers_due(self, read):
+        """Whether a tick now would publish a ~/markers array (published, among the
+        publishers ``read`` and due at markers_rate), without taking the turn."""
+        return self._settings.publish_markers and self.publishers.markers in read \
+            and self._markers_due.is_due(self._now_ns(), self._markers_period_ns)
+
+    @property
+    def balance(self):
+        """The publishers of ~/zmp, ~/capture_point and ~/cop (a frozenset)."""
+        return self._balance
+
+    @property
+    def steps_pending(self):
+        """Whether contact mechanics steps of a tick wait to run (:meth:`run_step`)."""
+        return self._deferred is not None
 
     def markers_read(self):
         """Whether ~/markers arrays are published and subscribed."""

@@ -378,8 +378,7 @@ class TickMessages:
         ... give; all rendered at once (:class:`.template_pack.TemplatePack`) when every
         template is usable, else one by one."""
         fd = result.base_acceleration is not None
-        key = (tuple(inputs.wrenches), inputs.odometry_age is not None) if fd else None
-        pack = self._packs.get(key, self._pack, key)
+        pack = self.pack_for(fd, inputs)
         if not pack:
             return self._one_by_one(result, ns_to_stamp(stamp_ns), inputs, wanted, with_base)
         base = with_base and self.world_link is None and "tf" in wanted
@@ -389,6 +388,14 @@ class TickMessages:
         aliases = _TF_ALL if base else _TF_JOINTS      # "tf": the pack's /tf with or without
         return pack.render(result.packed, ages, result.base_pose, base, ns_words(stamp_ns),
                            names, aliases)
+
+    def pack_for(self, fd, inputs):
+        """The :class:`.template_pack.TemplatePack` of the per-tick outputs of a tick with
+        forward dynamics (``fd``) or without, with ``inputs``' wrenches and odometry (their
+        ages are ~/forward_dynamics' numbers), or False when a template is unusable. Its
+        sources: TickResult.packed, then the base pose (7), then the ages (1 + k)."""
+        key = (tuple(inputs.wrenches), inputs.odometry_age is not None) if fd else None
+        return self._packs.get(key, self._pack, key)
 
     def _one_by_one(self, result, stamp, inputs, wanted, with_base):
         """:meth:`per_tick` from each output's own template (or message object)."""

@@ -84,10 +84,14 @@ class AtMost:
     def __init__(self):
         self._last_ns = None
 
+    def is_due(self, now_ns, period_ns):
+        """Whether ``now_ns`` is due, without taking its turn."""
+        last = self._last_ns
+        return last is None or not 0 <= now_ns - last < period_ns
+
     def due(self, now_ns, period_ns):
         """Whether ``now_ns`` is due (it then becomes the last)."""
-        last = self._last_ns
-        if last is not None and 0 <= now_ns - last < period_ns:
+        if not self.is_due(now_ns, period_ns):
             return False
         self._last_ns = now_ns
         return True

@@ -20,19 +20,20 @@ from ..dynamics import Representations
 from ..dynamics.base_state import base_state_from_odometry, change_base_representation
 from .conversions import ns_to_stamp
 
-__all__ = ["MeasuredState", "Tick", "TickComputer", "massless_note"]
+__all__ = ["MeasuredState", "Tick", "TickComputer", "massless_note", "same_inputs"]
 
 BODY = Representations.BODY_FIXED_REPRESENTATION
 
 
-def _same_inputs(a, b):
+def same_inputs(a, b):
     """Whether two {contact: (expressed frame, wrench (6,))} hold the same inputs in the same
-    order (the same value objects: an input's value is never changed)."""
-    return len(a) == len(b) and all(map(_same_item, a.items(), b.items()))
-
-
-def _same_item(a, b):
-    return a[0] == b[0] and a[1][0] == b[1][0] and a[1][1] is b[1][1]
+    order: the same contacts and frames, and the same value objects (an input's value is
+    never changed; list comparison checks identity first, and two different arrays compare
+    as an array, whose truth raises)."""
+    try:
+        return list(a.items()) == list(b.items())
+    except ValueError:
+        return False
 
 
 def massless_note(names):
@@ -82,14 +83,20 @@ class TickComputer:
     :class:`.throttle.ThrottledLogger`."""
 
     def __init__(self, kd, aux, settings, contacts, log):
-        self.kd, self._aux, self._settings = kd, aux, settings
-        self.contacts, self._geometry, self._log = tuple(contacts), contacts, log
+        self.kd, self._aux, self.settings = kd, aux, settings
+        self.contacts, self.geometry, self._log = tuple(contacts), contacts, log
         self._root_base = (None, None)     # (odometry, its base velocity): once per message
         self._fixed_base = settings.base_pose
         self._complete = False             # every joint received at least once
         self._massless = ((), "")          # (massless joints of the last tick, their note)
         self._representation = kd.rep
         self._prepared = None              # the PreparedTick of the last wrenches
+
+    @property
+    def prepared(self):
+        """The core's PreparedTick of the last tick's wrenches (None: none yet, or the
+        NumPy core)."""
+        return self._prepared
 
     def compute(self, sensors, forward_dynamics=True):
         """The :class:`Tick` of the merged joint states of ``sensors``
@@ -99,23 +106,23 @@ class TickComputer:
         call (:meth:`_prepared_tick`); compute_tick where that one declines."""
         s, s_dot = sensors.merger.state()
         inputs = sensors.for_tick(sensors.joint_state_stamp_ns, self.contacts,
-                                  self._settings.wrench_timeout)
+                                  self.settings.wrench_timeout)
         for contact in inputs.stale:
             self._log.warning(f"stale {contact}", f"wrench of '{contact}' older than "
                               f"wrench_timeout: left out of forward dynamics")
         w_H_b, nu, have_base = self._base_state(inputs.odometry, s, s_dot)
-        tau, fd_note = self._torques(sensors.merger, forward_dynamics)
+        tau, fd_note = self.torques(sensors.merger, forward_dynamics)
         state = MeasuredState(w_H_b, s, nu, s_dot, self._representation)
         tick = self._prepared_tick(inputs, state, have_base, tau, fd_note)
         if tick is not None:
             return tick
         result = self.kd.compute_tick(w_H_b, s, nu, s_dot, tau, inputs.wrenches,
-                                      self._geometry, self._settings.contact_force_threshold)
+                                      self.geometry, self.settings.contact_force_threshold)
         if result.forward_dynamics_error:   # the other outputs are still published
             fd_note = f"skipped: {result.forward_dynamics_error}"
             self._log.warning("forward dynamics", f"forward dynamics {fd_note}")
         elif result.massless_joints:
-            fd_note = self._massless_note(result.massless_joints)
+            fd_note = self.note_massless(result.massless_joints)
         return Tick(inputs.stamp_ns, inputs, state, have_base, result, fd_note)
 
     def _prepared_tick(self, inputs, state, have_base, tau, fd_note):
@@ -124,7 +131,7 @@ class TickComputer:
         changes); None on the NumPy core, or when the kernel did not return OK (compute_tick
         then says why)."""
         prepared, wrenches = self._prepared, inputs.wrenches
-        if prepared is None or not _same_inputs(prepared.frame_wrenches, wrenches):
+        if prepared is None or not same_inputs(prepared.frame_wrenches, wrenches):
             try:
                 prepared = self._prepared = self.kd.prepared_tick(wrenches)
             except ValueError:          # (compute_tick names the wrench)
@@ -135,13 +142,13 @@ class TickComputer:
         if got is None:
             return None
         out, poses = got
-        result = prepared.result(state.w_H_b, out, poses, tau is not None, self._geometry,
-                                 self._settings.contact_force_threshold)
+        result = prepared.result(state.w_H_b, out, poses, tau is not None, self.geometry,
+                                 self.settings.contact_force_threshold)
         if result.massless_joints:
-            fd_note = self._massless_note(result.massless_joints)
+            fd_note = self.note_massless(result.massless_joints)
         return Tick(inputs.stamp_ns, inputs, state, have_base, result, fd_note)
 
-    def _massless_note(self, names):
+    def note_massless(self, names):
         """:func:`massless_note` of ``names``, logged once (made again only when they change)."""
         if names != self._massless[0]:
             self._massless = names, massless_note(names)
@@ -153,7 +160,7 @@ class TickComputer:
 
     def _base_state(self, odom, s, s_dot):
         """(w_H_b (4, 4), base velocity (6,) in the node's representation, from odometry?)."""
-        settings = self._settings
+        settings = self.settings
         if not settings.use_odometry or odom is None:
             if settings.use_odometry:
                 self._log.warning("no odometry", f"no odometry on '{settings.odometry_topic}' "
@@ -173,7 +180,7 @@ class TickComputer:
                                              settings.representation)
         return w_H_b, nu, True
 
-    def _torques(self, merger, wanted):
+    def torques(self, merger, wanted):
         """(measured joint torques (n,) for forward dynamics or None, why not)."""
         if not self._complete:
             missing = merger.missing
@@ -181,7 +188,7 @@ class TickComputer:
             if missing:
                 self._log.warning("missing joints", f"joints never received, at "
                                   f"default_joint_position: {missing}")
-        if not self._settings.publish_forward_dynamics:
+        if not self.settings.publish_forward_dynamics:
             return None, "disabled (publish_forward_dynamics: false)"
         if not wanted:
             return None, "not computed: nothing subscribes to ~/forward_dynamics"

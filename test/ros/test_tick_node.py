@@ -134,7 +134,7 @@ def test_the_prepared_tick_publishes_what_compute_tick_publishes(icub_urdf, repr
     stream = Stream(icub_urdf, ("l_sole", "r_sole"))
     stream.kd.set_frame_velocity_representation(representation)
     stream.ticker = TickComputer(stream.kd, stream.ticker._aux, stream.settings,
-                                 stream.ticker._geometry, stream.ticker._log)
+                                 stream.ticker.geometry, stream.ticker._log)
     rng = np.random.default_rng(3)
     seen, t = set(), 10**9
     for k in range(120):

@@ -1,0 +1,216 @@
+"""kin_dyn_ros.node.steady_tick: two real nodes take the same stream, one with steady ticks
+(the default), one with every tick the plain way (``TickLoop.steady_ticks = False``); every
+per-tick message (field by field), every state handed to the services and every tick's record
+(stamp, inputs, state, notes, result) must be the same, tick by tick. The stream leaves the
+steady ticks every way it can: odometry and wrenches arriving (every 10th JointState), a
+wrench going stale, efforts missing (forward dynamics off) and back, a repeated stamp, a
+stamp going back, /tf at a lower rate than the ticks, ~/markers and the contact mechanics
+due (both read; the nodes' clock driven by the test, so that both are due at the same
+ticks). Exact equality: both run the same kernels on the same arrays."""
+
+import pathlib
+import sys
+import time
+
+import numpy as np
+import pytest
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import PolygonStamped
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.serialization import deserialize_message, serialize_message
+
+from kin_dyn_ros.dynamics.compiled import jit_path, jit_status
+from kin_dyn_ros.node import KinDynNode
+from kin_dyn_ros.node.steady_tick import SteadyTickRecord
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from ros_helpers import (OUTPUTS, joint_state_msg, loopback_context,  # noqa: E402
+                         module_namespace, odometry_msg, wrench_msg)
+
+pytestmark = [pytest.mark.skipif(
+    jit_path() is None, reason=f"the NumPy core runs here ({jit_status().reason}): no "
+    "steady ticks; the compiled pass of scripts/test.sh runs these"),
+    pytest.mark.filterwarnings('ignore:module .sre_.* is deprecated:DeprecationWarning')]
+
+NAMESPACE = module_namespace(__name__)
+FEET = ('l_sole', 'r_sole')
+SOLE = [0.05, 0.025, 0.0, -0.05, 0.025, 0.0, -0.05, -0.025, 0.0, 0.05, -0.025, 0.0]
+PARAMS = {'contacts': list(FEET), 'world_frame': 'odom', 'rate': 0.0, 'use_odometry': True,
+          'publish_frequency': 250.0, 'equilibrium_rate': 100.0, 'markers_rate': 30.0,
+          'wrench_timeout': 0.1, **{f'contact.{c}.points': SOLE for c in FEET}}
+PER_TICK = ('tf', 'com', 'momentum', 'gravity', 'forward_dynamics')
+TICKS = 700
+NOW = [0]           # the nodes' loops' clock [ns]: each JointState's arrival, 1 ms apart
+
+
+@pytest.fixture(scope='module')
+def context():
+    yield from loopback_context(67, 89)
+
+
+@pytest.fixture(scope='module')
+def nodes(context, icub_urdf):
+    """{'steady': node, 'plain': node} of iCub, each with a reader of every per-tick output,
+    ~/markers and ~/support_polygon, and a record of what it published and handed to the
+    services."""
+    made, helper = {}, rclpy_node(context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(helper)
+    try:
+        for name in ('steady', 'plain'):
+            node = KinDynNode(context=context, namespace=f'{NAMESPACE}/{name}',
+                              parameter_overrides=[Parameter('robot_description', value=icub_urdf),
+                                                   *(Parameter(k, value=v)
+                                                     for k, v in PARAMS.items())])
+            node.loop.steady_ticks = name == 'steady'
+            for key in PER_TICK + ('markers',):
+                msg_type, topic, qos = OUTPUTS[key]
+                topic = topic if topic.startswith('/') \
+                    else f'{NAMESPACE}/{name}/kin_dyn_node/{topic}'
+                helper.create_subscription(msg_type, topic, lambda m: None, qos, raw=True)
+            helper.create_subscription(PolygonStamped,
+                                       f'{NAMESPACE}/{name}/kin_dyn_node/support_polygon',
+                                       lambda m: None, 10, raw=True)
+            executor.add_node(node)
+            node.record = _recorded(node)
+            node.record['markers'], node.record['support'] = _counted(
+                node.loop.publishers.markers), _counted(node.loop.mechanics._polygon_pub)
+            node.loop._now_ns = lambda: NOW[0]       # (~/markers due at the same ticks)
+            made[name] = node
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline and not all(
+                p.get_subscription_count() for n in made.values()
+                for p in (*n.loop.by_name.values(), n.loop.publishers.markers)):
+            executor.spin_once(timeout_sec=0.05)
+        assert all(p.get_subscription_count() for n in made.values()
+                   for p in n.loop.by_name.values()), 'the readers were not discovered'
+        yield made
+    finally:
+        executor.shutdown()
+        for node in made.values():
+            node.destroy_node()
+        helper.destroy_node()
+
+
+def rclpy_node(context):
+    import rclpy
+    return rclpy.create_node('steady_helper', namespace=NAMESPACE, context=context,
+                             start_parameter_services=False)
+
+
+def _recorded(node):
+    """{per-tick output: [bytes published]} and 'services': [state arrays]: the publishers'
+    and the services' calls recorded (and passed on)."""
+    record = {key: [] for key in PER_TICK}
+    record['services'] = []
+    for key, publisher in node.loop.by_name.items():
+        def publish(msg, real=publisher.publish, out=record[key]):
+            out.append(msg if isinstance(msg, bytes) else serialize_message(msg))
+            real(msg)
+        publisher.publish = publish
+    write = node.loop.planners.write
+
+    def services(state):
+        record['services'].append(np.concatenate([state.w_H_b.ravel(), state.s,
+                                                  state.base_vel, state.s_dot]))
+        write(state)
+    node.loop.planners.write = services
+    return record
+
+
+def _counted(publisher):
+    """A list that gets the tick (NOW) of each message ``publisher`` publishes."""
+    seen, real = [], publisher.publish
+    publisher.publish = lambda msg: seen.append(NOW[0]) or real(msg)
+    return seen
+
+
+def stream(kd):
+    """(JointState, odometry or None, {foot: wrench} bytes) of TICKS JointStates at 1 kHz
+    (see the module docstring)."""
+    rng = np.random.default_rng(7)
+    n, t = kd.NDoF, 5 * 10**9
+    for k in range(TICKS):
+        t += 1_000_000 if k != 600 else -40_000_000         # (a stamp going back)
+        if k == 500:
+            t -= 1_000_000                                  # (a repeated stamp)
+        stamp = Time(sec=t // 10**9, nanosec=t % 10**9)
+        efforts = () if 450 <= k < 470 else rng.normal(size=n)
+        js = joint_state_msg(kd.joints_name_list, rng.uniform(-0.5, 0.5, n), rng.normal(size=n),
+                             efforts, stamp)
+        odometry, wrenches = None, {}
+        if k % 10 == 0:
+            h = np.eye(4)
+            h[:3, 3] = [0.01 * k / TICKS, 0.0, 0.6]
+            odometry = odometry_msg('odom', 'root_link', h, rng.normal(size=6) * 0.1, stamp)
+            for foot in FEET if not 200 <= k < 400 else FEET[:1]:    # r_sole stale 300-400
+                wrenches[foot] = wrench_msg(foot, [*rng.normal(size=2), 150.0,
+                                                   *rng.normal(size=3) * 0.1], stamp)
+        yield (serialize_message(js), odometry and serialize_message(odometry),
+               {f: serialize_message(w) for f, w in wrenches.items()})
+
+
+def _same_inputs(a, b, k):
+    """Two ticks' TickInputs of two nodes (their Timed inputs: equal but not the same)."""
+    assert (a.stamp_ns, a.stale, a.odometry_age, a.wrench_ages) == \
+        (b.stamp_ns, b.stale, b.odometry_age, b.wrench_ages), k
+    assert (a.odometry is None) == (b.odometry is None), k
+    if a.odometry is not None:
+        assert (a.odometry.frame, a.odometry.stamp_ns) == (b.odometry.frame, b.odometry.stamp_ns)
+        for x, y in zip(a.odometry.value, b.odometry.value):
+            np.testing.assert_array_equal(x, y)
+    assert list(a.wrenches) == list(b.wrenches), k
+    for contact, (frame, value) in a.wrenches.items():
+        assert frame == b.wrenches[contact][0], k
+        np.testing.assert_array_equal(value, b.wrenches[contact][1])
+
+
+def _same_record(a, b, k):
+    if a is None or b is None:
+        assert a is b, k
+        return
+    assert (a.stamp_ns, a.fd_note, a.have_base) == (b.stamp_ns, b.fd_note, b.have_base), k
+    _same_inputs(a.inputs, b.inputs, k)
+    for field in ('w_H_b', 's', 'base_vel', 's_dot'):
+        np.testing.assert_array_equal(getattr(a.state, field), getattr(b.state, field))
+    np.testing.assert_array_equal(a.result.packed, b.result.packed)
+    assert a.result.massless_joints == b.result.massless_joints
+
+
+def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes):
+    steady, plain = nodes['steady'], nodes['plain']
+    kinds = []
+    for k, (js, odometry, wrenches) in enumerate(stream(steady.loop.model.kd)):
+        NOW[0] = 10**9 + k * 1_000_000
+        for node in (steady, plain):
+            loop = node.loop
+            with loop.lock:
+                if odometry:
+                    loop.take_odometry(odometry)
+                for foot, data in wrenches.items():
+                    loop.take_wrench(foot, data)
+                loop.take_joint_state(js)
+                while loop.run_step():
+                    pass
+        _same_record(steady.loop.last_tick, plain.loop.last_tick, k)
+        kinds.append(type(steady.loop.last_tick) is SteadyTickRecord)
+        assert type(plain.loop.last_tick) is not SteadyTickRecord
+    for key in ('markers', 'support'):          # due at the same ticks
+        assert steady.record[key] == plain.record[key] and len(steady.record[key]) >= 10, key
+    for key in PER_TICK + ('services',):
+        ours, theirs = steady.record[key], plain.record[key]
+        assert len(ours) == len(theirs), key
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            if key == 'services':
+                assert np.array_equal(a, b), (key, i)
+            else:   # (two nodes' templates: the same fields, their padding bytes not)
+                msg_type = OUTPUTS[key][0]
+                assert deserialize_message(a, msg_type) == deserialize_message(b, msg_type), \
+                    (key, i)
+    steady_share = np.mean(kinds)
+    assert 0.5 < steady_share < 0.95, steady_share      # steady mostly, plain where it must
+    assert not any(kinds[310:400]), 'a stale wrench: the plain way (it logs it)'
+    assert any(kinds[452:470]), 'no efforts: steady without forward dynamics'
+    assert len(steady.record['tf']) < 0.4 * TICKS     # /tf at 250 Hz of stamps
+    assert len(steady.record['forward_dynamics']) > 0.8 * TICKS
