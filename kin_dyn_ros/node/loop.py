@@ -56,12 +56,11 @@ class TickLoop:
         self.sensors = self.mechanics = self.planners = None
         self.timer = None            # the node's timer that ticks (``rate`` > 0), else None
         self.publishers, self.inputs = publishers, inputs
-        self._by_name = {"tf": publishers.tf, "com": publishers.com,
-                         "momentum": publishers.momentum, "gravity": publishers.gravity,
-                         "forward_dynamics": publishers.forward_dynamics}
-        self._per_tick = tuple((name, self._by_name[name])
+        self.by_name = {"tf": publishers.tf, "com": publishers.com,       # per-tick outputs
+                        "momentum": publishers.momentum, "gravity": publishers.gravity,
+                        "forward_dynamics": publishers.forward_dynamics}
+        self._per_tick = tuple((name, self.by_name[name])
                                for name in ("com", "momentum", "gravity"))
-        self.by_name = dict(self._by_name)      # {per-tick output: its publisher}
         self._balance = frozenset((publishers.zmp, publishers.capture_point, publishers.cop))
         self._steady = None          # the SteadyTick of the next ticks (None: plain)
         self.steady_ticks = True     # False: every tick the plain way (tests, benches)
@@ -220,7 +219,7 @@ class TickLoop:
         rendered = self._model.messages.per_tick(
             result, tick.stamp_ns, tick.inputs, wanted,
             settings.publish_base_tf and tick.have_base)
-        out, by_name = [], self._by_name
+        out, by_name = [], self.by_name
         for name, msg in rendered.items():
             out.append((by_name[name], msg))
         if not read.isdisjoint(self._balance):

@@ -20,14 +20,12 @@ way out); in the running node the plain tick cost ~50 us more per JointState at 
 
 import numpy as np
 
-from .conversions import ns_words
 from .inputs import TickInputs
 from .tick import MeasuredState, Tick, same_inputs
 
 __all__ = ["SteadyTick", "SteadyTickRecord"]
 
 _PER_TICK = ("com", "momentum", "gravity")
-_TF_ALL, _TF_JOINTS = (("tf", "tf_all"),), (("tf", "tf_joints"),)   # TickMessages.per_tick's
 
 
 class SteadyTick:
@@ -74,8 +72,7 @@ class SteadyTick:
         self._names = (tuple(names), (*names, "tf"))          # without, with /tf
         self._tf = loop.settings.publish_tf and pub.tf in read
         self._publishers = loop.by_name
-        self._with_base = loop.settings.publish_base_tf and tick.have_base \
-            and loop.model.messages.world_link is None
+        self._with_base = loop.settings.publish_base_tf and tick.have_base
         self._massless_at = len(tick.result.packed) - 1
 
     def run(self, loop, read):
@@ -126,19 +123,12 @@ class SteadyTick:
         """The per-tick messages of the tick, rendered at once, then published (the order
         and gates of :meth:`.loop.TickLoop.render`)."""
         tf = self._tf and loop.tf_turn(stamp_ns)
-        names = self._names[tf]
-        if self._fd:
-            names = (*names, "forward_dynamics")
-        base = self._with_base and tf
-        rendered = self._pack.render(out, np.array(ages) if self._fd else _NO_AGES, w_H_b,
-                                     base, ns_words(stamp_ns), names,
-                                     _TF_ALL if base else _TF_JOINTS)
+        rendered = loop.model.messages.packed_outputs(
+            self._pack, out, w_H_b, np.array(ages) if self._fd else None, stamp_ns,
+            self._names[tf], self._with_base)
         publishers = self._publishers
-        for name in names:
-            publishers[name].publish(rendered[name])
-
-
-_NO_AGES = np.empty(0)
+        for name, data in rendered.items():
+            publishers[name].publish(data)
 
 
 class SteadyTickRecord(Tick):
