@@ -281,13 +281,14 @@ def subscribe_sensors(node, settings, lock, on_joint_state, on_odometry, on_wren
     overridable): odometry (``settings.use_odometry``), each contact's wrench, joint_states,
     in that order (messages of one instant are then taken odometry and wrenches first).
 
-    Their callbacks (``on_wrench(contact, data)``) and ``on_idle`` run under ``lock``.
+    Their callbacks (``on_wrench(contact, data)``) run under ``lock``; ``on_idle``, called
+    each time the thread has taken every pending input, takes it itself when it has work.
     Returns the started :class:`.sensor_thread.SensorThread` (``on_error`` as its), or None
     when they are left to the executor (``sensor_thread: false``, or the thread's private
     rclpy API is missing: :func:`.sensor_thread.available`)."""
     thread = None
     if settings.sensor_thread and SensorThread.available(node.get_logger()):
-        thread = SensorThread(node, on_error, on_idle=on_idle and _under(lock, on_idle),
+        thread = SensorThread(node, on_error, on_idle=on_idle,
                               realtime=(settings.thread_priority, settings.ticking_cpus))
     group = None if thread is None else thread.group
 

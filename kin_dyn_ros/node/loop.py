@@ -146,12 +146,16 @@ class TickLoop:
         IDLE_MAX_S): with merge_queued_joint_states, tick the newest JointState, those taken
         since the last tick merged into it (a backlog costs one tick, not one each, and the
         outputs stay fresh); else one step of the contact mechanics; True while work
-        remains."""
-        if self._tick_waiting:
-            self._tick_waiting = False
-            self.tick()
-            return True
-        return self.run_step()
+        remains. Takes the lock only then (most calls: nothing to do): only ticks on the
+        sensor thread leave either for later (ticks elsewhere run their steps at once)."""
+        if not self._tick_waiting and self._deferred is None:
+            return False
+        with self.lock:
+            if self._tick_waiting:
+                self._tick_waiting = False
+                self.tick()
+                return True
+            return self.run_step()
 
     def timer_tick(self):
         """The node's timer (``rate`` > 0): tick the latest inputs."""
@@ -172,6 +176,8 @@ class TickLoop:
         start, start_cpu = time.perf_counter(), time.thread_time()
         read = self.publishers.is_read.current()
         steady = self._steady
+        if steady is not None and steady.taken != inputs.taken:   # odometry, wrenches came
+            steady = self._steady = steady.follow(self)
         tick = None if steady is None else steady.run(self, read)
         plain = tick is None
         if plain:                           # (then the next ticks are learnt from it)
@@ -196,11 +202,16 @@ class TickLoop:
         per-tick message is rendered first, then all are published (the tick's arithmetic
         runs before the middleware's code, not between its calls); the marker array, at
         most ``markers_rate``, comes after them, so that it never delays them."""
-        settings, pub = self._settings, self.publishers
-        read = pub.is_read.current() if read is None else read
+        read = self.publishers.is_read.current() if read is None else read
         for publisher, msg in self.render(tick, read):
             publisher.publish(msg)
-        if settings.publish_markers and pub.markers in read and self._markers_due.due(
+        self.publish_markers(tick, read)
+
+    def publish_markers(self, tick, read):
+        """The ~/markers array of the tick, when published, read (among the publishers
+        ``read``) and due at markers_rate (it then takes the turn)."""
+        pub = self.publishers
+        if self._settings.publish_markers and pub.markers in read and self._markers_due.due(
                 self._now_ns(), self._markers_period_ns):
             pub.markers.publish(self._marker_array(tick))
 
@@ -260,12 +271,6 @@ class TickLoop:
         JointState interval: :class:`.rates.SinceLast`)."""
         return self._settings.ignore_timestamp or self._tf_due.due(stamp_ns,
                                                                   self._tf_period_ns)
-
-    def markers_due(self, read):
-        """Whether a tick now would publish a ~/markers array (published, among the
-        publishers ``read`` and due at markers_rate), without taking the turn."""
-        return self._settings.publish_markers and self.publishers.markers in read \
-            and self._markers_due.is_due(self._now_ns(), self._markers_period_ns)
 
     @property
     def balance(self):

@@ -1,20 +1,22 @@
-"""The steady tick: between two changes of its inputs, a tick in a handful of calls.
+"""The steady tick: a tick in a handful of calls while the inputs keep their layout.
 
-Most ticks of a node at 1 kHz differ from the one before only by their JointState: the same
-odometry and wrenches (they come at 100 Hz, or at each JointState: then every tick is
-plain), the same readers, no ~/markers array and no contact mechanics due. A
-:class:`SteadyTick` is learnt from a tick computed the plain way (:meth:`.loop.TickLoop.tick`:
-:class:`.tick.TickComputer`, :meth:`.loop.TickLoop.render`) and computes the next ones by
-one call of the core's PreparedTick, one call rendering every per-tick message
-(:class:`.template_pack.TemplatePack`) and their publishes; the Tick it leaves makes its
-inputs and result when read (:class:`SteadyTickRecord`). A tick it cannot compute exactly so
-(an input taken since, a wrench going stale, other readers, forward dynamics turning on or
-off, ~/markers or contact mechanics due, steps pending, the kernel declining) is computed
-the plain way, and a new SteadyTick is learnt from it.
+Most ticks of a node at 1 kHz differ from the one before only by their JointState, or by
+odometry and wrenches of the same frames come since (at 100 Hz, or at each JointState),
+with the same readers and no contact mechanics due. A :class:`SteadyTick` is learnt from a
+tick computed the plain way (:meth:`.loop.TickLoop.tick`: :class:`.tick.TickComputer`,
+:meth:`.loop.TickLoop.render`), follows the odometry and wrenches taken since
+(:meth:`SteadyTick.follow`: their match to the stamp, base state and PreparedTick, as the
+plain way makes them) and computes each tick by one call of the core's PreparedTick, one
+call rendering every per-tick message (:class:`.template_pack.TemplatePack`), their
+publishes and, when due, the ~/markers array; the Tick it leaves makes its inputs and result
+when read (:class:`SteadyTickRecord`). A tick it cannot compute exactly so (inputs not each
+their buffer's newest, a wrench going stale, odometry of a link other than the root, other
+readers, forward dynamics turning on or off, contact mechanics due or steps pending, the
+kernel declining) is computed the plain way, and a new SteadyTick is learnt from it.
 
 A performance trick, and nothing else: the plain path gives the same messages, states and
-diagnostics (test/ros/test_steady_tick.py compares them on a stream that exercises every
-way out); in the running node the plain tick cost ~50 us more per JointState at 1 kHz
+diagnostics (test/ros/test_steady_tick.py compares them on a stream that takes every way in
+and out); in the running node the plain tick cost ~50 us more per JointState at 1 kHz
 (docs/performance.md).
 """
 
@@ -30,61 +32,91 @@ _PER_TICK = ("com", "momentum", "gravity")
 
 class SteadyTick:
     """The ticks after a plain one (:meth:`learn`), while nothing but the JointState
-    changes (:meth:`run`)."""
+    changes (:meth:`run`), and after each odometry or wrench taken (:meth:`follow`). Never
+    changed once made (its ticks' records read it later)."""
 
-    __slots__ = ("_taken", "_read", "_stamp_ns", "_odometry", "_wrenches", "_stamps",
+    __slots__ = ("taken", "_read", "_stamp_ns", "_odometry", "_wrenches", "_stamps",
                  "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_publishers",
-                 "_with_base", "_massless_at")
+                 "_with_base", "_massless_at", "_timeout", "_messages")
 
     @classmethod
     def learn(cls, loop, tick, read):
         """The SteadyTick of the ticks after ``tick`` (computed the plain way by ``loop``, a
         :class:`.loop.TickLoop`, while the publishers ``read`` were read), or None when
-        those ticks need the plain way: its inputs not each its buffer's newest, a stale
-        wrench, no odometry yet, odometry of a link other than the root (the base state then
-        depends on the joints), forward dynamics failing, no compiled PreparedTick or no
-        usable template pack."""
-        sensors, ticker, settings = loop.inputs, loop.ticker, loop.settings
-        matches, inputs, prepared = sensors.newest_matches(), tick.inputs, ticker.prepared
-        odometry = inputs.odometry
-        if matches is None or inputs.stale or prepared is None \
-                or not same_inputs(prepared.frame_wrenches, inputs.wrenches) \
-                or (odometry is None and settings.use_odometry) \
-                or (odometry is not None and odometry.frame != ticker.kd.model.root_link) \
-                or tick.result.forward_dynamics_error or not read.isdisjoint(loop.balance):
+        those ticks need the plain way (:meth:`_make`), or forward dynamics failed."""
+        if tick.result.forward_dynamics_error:
             return None
-        fd = tick.result.base_acceleration is not None
+        state = tick.state
+        base = (state.w_H_b, state.base_vel, tick.have_base, state.representation)
+        return cls._make(loop, read, tick.stamp_ns, tick.inputs, base, loop.ticker.prepared,
+                         tick.result.base_acceleration is not None,
+                         len(tick.result.packed) - 1)
+
+    def follow(self, loop):
+        """The SteadyTick of the latest JointState's tick and those after it, once odometry
+        or wrenches were taken since this one (:attr:`taken` is not the inputs'): the inputs
+        matched to its stamp (:meth:`.inputs.SensorInputs.for_tick`), their base state and
+        PreparedTick; None when the plain way must compute it (:meth:`_make`)."""
+        sensors, ticker = loop.inputs, loop.ticker
+        stamp_ns = sensors.joint_state_stamp_ns
+        inputs = sensors.for_tick(stamp_ns, ticker.contacts, loop.settings.wrench_timeout)
+        odometry = inputs.odometry
+        if (odometry is None and loop.settings.use_odometry) \
+                or (odometry is not None and odometry.frame != ticker.kd.model.root_link):
+            return None         # (the plain way logs the one, the other needs the joints)
+        w_H_b, nu, have_base = ticker.base_state(odometry, None, None)
+        base = (w_H_b, nu, have_base, self._base[3])
+        return self._make(loop, self._read, stamp_ns, inputs, base,
+                          ticker.prepare(inputs.wrenches), self._fd, self._massless_at)
+
+    @classmethod
+    def _make(cls, loop, read, stamp_ns, inputs, base, prepared, fd, massless_at):
+        """The SteadyTick of a tick at ``stamp_ns`` with ``inputs`` (TickInputs), ``base``
+        (w_H_b, base velocity, from odometry?, representation), ``prepared`` (the
+        PreparedTick of its wrenches), forward dynamics (``fd``) and ~/forward_dynamics'
+        massless flag at ``massless_at`` of the kernel's output; None when the next ticks
+        need the plain way: the inputs not each its buffer's newest, a stale wrench, no
+        odometry yet, odometry of a link other than the root (the base state then depends
+        on the joints), a balance output read, no compiled PreparedTick or no usable
+        template pack."""
+        sensors, ticker = loop.inputs, loop.ticker
+        odometry = inputs.odometry
+        if sensors.newest_matches() is None or inputs.stale or prepared is None \
+                or not same_inputs(prepared.frame_wrenches, inputs.wrenches) \
+                or (odometry is None and loop.settings.use_odometry) \
+                or (odometry is not None and odometry.frame != ticker.kd.model.root_link) \
+                or not read.isdisjoint(loop.balance):
+            return None
         pack = loop.model.messages.pack_for(fd, inputs)
         if not pack:
             return None
-        return cls(loop, tick, read, prepared, pack, fd)
+        return cls(loop, read, stamp_ns, inputs, base, prepared, pack, fd, massless_at)
 
-    def __init__(self, loop, tick, read, prepared, pack, fd):
-        pub, inputs = loop.publishers, tick.inputs
-        self._taken, self._read, self._stamp_ns = loop.inputs.taken, read, tick.stamp_ns
+    def __init__(self, loop, read, stamp_ns, inputs, base, prepared, pack, fd, massless_at):
+        pub, sensors = loop.publishers, loop.inputs
+        self.taken, self._read, self._stamp_ns = sensors.taken, read, stamp_ns
         self._odometry, self._wrenches = inputs.odometry, inputs.wrenches
-        self._stamps = [(c, w.stamp_ns) for c, w in loop.inputs.newest_matches()[1]
+        self._stamps = [(c, w.stamp_ns) for c, w in sensors.newest_matches()[1]
                         if c in inputs.wrenches]
-        state = tick.state
-        self._base = (state.w_H_b, state.base_vel, tick.have_base, state.representation)
-        self._fd, self._prepared, self._pack = fd, prepared, pack
+        self._base, self._fd, self._prepared, self._pack = base, fd, prepared, pack
         names = [n for n in _PER_TICK if loop.by_name[n] in read]
         self._names = (tuple(names), (*names, "tf"))          # without, with /tf
         self._tf = loop.settings.publish_tf and pub.tf in read
         self._publishers = loop.by_name
-        self._with_base = loop.settings.publish_base_tf and tick.have_base
-        self._massless_at = len(tick.result.packed) - 1
+        self._with_base = loop.settings.publish_base_tf and base[2]
+        self._massless_at = massless_at
+        self._timeout, self._messages = loop.settings.wrench_timeout, loop.model.messages
 
     def run(self, loop, read):
         """Compute, hand the services and publish the tick of the latest JointState of
-        ``loop`` (publishers ``read``) as :meth:`.loop.TickLoop.tick` would; its
-        :class:`SteadyTickRecord`, or None (nothing done) when it needs the plain way."""
+        ``loop`` (publishers ``read``) as :meth:`.loop.TickLoop.tick` would, with the inputs
+        of this SteadyTick (:attr:`taken` is the inputs'); its :class:`SteadyTickRecord`, or
+        None (nothing done) when it needs the plain way."""
         sensors, stamp_ns = loop.inputs, loop.inputs.joint_state_stamp_ns
-        if sensors.taken != self._taken or stamp_ns < self._stamp_ns or read != self._read \
-                or loop.steps_pending or loop.markers_due(read) \
+        if stamp_ns < self._stamp_ns or read != self._read or loop.steps_pending \
                 or loop.mechanics.has_work(stamp_ns):
             return None
-        ages = self._ages(stamp_ns, loop.settings.wrench_timeout)
+        ages = self._ages(stamp_ns, self._timeout)
         if ages is None:
             return None
         ticker = loop.ticker
@@ -104,6 +136,7 @@ class SteadyTick:
             record.fd_note = ticker.massless_note(record.result.massless_joints)
         loop.planners.write(state)      # before the outputs: who got them can ask
         self._publish(loop, stamp_ns, out, w_H_b, ages)
+        loop.publish_markers(record, read)
         return record
 
     def _ages(self, stamp_ns, timeout):
@@ -123,7 +156,7 @@ class SteadyTick:
         """The per-tick messages of the tick, rendered at once, then published (the order
         and gates of :meth:`.loop.TickLoop.render`)."""
         tf = self._tf and loop.tf_turn(stamp_ns)
-        rendered = loop.model.messages.packed_outputs(
+        rendered = self._messages.packed_outputs(
             self._pack, out, w_H_b, np.array(ages) if self._fd else None, stamp_ns,
             self._names[tf], self._with_base)
         publishers = self._publishers

@@ -110,7 +110,7 @@ class TickComputer:
         for contact in inputs.stale:
             self._log.warning(f"stale {contact}", f"wrench of '{contact}' older than "
                               f"wrench_timeout: left out of forward dynamics")
-        w_H_b, nu, have_base = self._base_state(inputs.odometry, s, s_dot)
+        w_H_b, nu, have_base = self.base_state(inputs.odometry, s, s_dot)
         tau, fd_note = self.torques(sensors.merger, forward_dynamics)
         state = MeasuredState(w_H_b, s, nu, s_dot, self._representation)
         tick = self._prepared_tick(inputs, state, have_base, tau, fd_note)
@@ -127,17 +127,11 @@ class TickComputer:
 
     def _prepared_tick(self, inputs, state, have_base, tau, fd_note):
         """The :class:`Tick` by the core's :class:`..dynamics.computations.PreparedTick` of
-        these wrenches (kept while they are the same objects: an input's value never
-        changes); None on the NumPy core, or when the kernel did not return OK (compute_tick
-        then says why)."""
-        prepared, wrenches = self._prepared, inputs.wrenches
-        if prepared is None or not same_inputs(prepared.frame_wrenches, wrenches):
-            try:
-                prepared = self._prepared = self.kd.prepared_tick(wrenches)
-            except ValueError:          # (compute_tick names the wrench)
-                return None
-            if prepared is None:        # the NumPy core
-                return None
+        these wrenches (:meth:`prepare`); None on the NumPy core, or when the kernel did not
+        return OK (compute_tick then says why)."""
+        prepared = self.prepare(inputs.wrenches)
+        if prepared is None:
+            return None
         got = prepared.run(state.w_H_b, state.s, state.base_vel, state.s_dot, tau)
         if got is None:
             return None
@@ -147,6 +141,18 @@ class TickComputer:
         if result.massless_joints:
             fd_note = self.note_massless(result.massless_joints)
         return Tick(inputs.stamp_ns, inputs, state, have_base, result, fd_note)
+
+    def prepare(self, wrenches):
+        """The core's PreparedTick of ``wrenches`` ({contact: (expressed link, w (6,))}),
+        kept while they are the same objects (an input's value never changes): None on the
+        NumPy core or for a wrench the core refuses (compute_tick names it)."""
+        prepared = self._prepared
+        if prepared is None or not same_inputs(prepared.frame_wrenches, wrenches):
+            try:
+                prepared = self._prepared = self.kd.prepared_tick(wrenches)
+            except ValueError:
+                return None
+        return prepared
 
     def note_massless(self, names):
         """:func:`massless_note` of ``names``, logged once (made again only when they change)."""
@@ -158,8 +164,11 @@ class TickComputer:
                            f"do not depend on them")
         return self._massless[1]
 
-    def _base_state(self, odom, s, s_dot):
-        """(w_H_b (4, 4), base velocity (6,) in the node's representation, from odometry?)."""
+    def base_state(self, odom, s, s_dot):
+        """(w_H_b (4, 4), base velocity (6,) in the node's representation, from odometry?)
+        of the matched odometry (a :class:`.inputs.Timed` or None) at joint positions ``s``
+        and velocities ``s_dot`` (used only for odometry of a link other than the root);
+        kept while the odometry is the same object."""
         settings = self.settings
         if not settings.use_odometry or odom is None:
             if settings.use_odometry:

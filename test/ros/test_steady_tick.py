@@ -1,12 +1,13 @@
 """kin_dyn_ros.node.steady_tick: two real nodes take the same stream, one with steady ticks
 (the default), one with every tick the plain way (``TickLoop.steady_ticks = False``); every
-per-tick message (field by field), every state handed to the services and every tick's record
-(stamp, inputs, state, notes, result) must be the same, tick by tick. The stream leaves the
-steady ticks every way it can: odometry and wrenches arriving (every 10th JointState), a
-wrench going stale, efforts missing (forward dynamics off) and back, a repeated stamp, a
-stamp going back, /tf at a lower rate than the ticks, ~/markers and the contact mechanics
-due (both read; the nodes' clock driven by the test, so that both are due at the same
-ticks). Exact equality: both run the same kernels on the same arrays."""
+per-tick message (field by field), ~/markers and ~/support_polygon, every state handed to
+the services and every tick's record (stamp, inputs, state, notes, result) must be the same,
+tick by tick. The stream takes the steady ticks every way they go: odometry and wrenches
+arriving (every 10th JointState: followed), ~/markers due (both read; the nodes' clock
+driven by the test, so that they are due at the same ticks), and out of them every way it
+can: a wrench going stale, efforts missing (forward dynamics off) and back, a repeated stamp,
+a stamp going back, /tf at a lower rate than the ticks, the contact mechanics due. Exact
+equality: both run the same kernels on the same arrays."""
 
 import pathlib
 import sys
@@ -140,7 +141,7 @@ def stream(kd):
         js = joint_state_msg(kd.joints_name_list, rng.uniform(-0.5, 0.5, n), rng.normal(size=n),
                              efforts, stamp)
         odometry, wrenches = None, {}
-        if k % 10 == 0:
+        if k % 10 == 3:         # (not with the contact mechanics, due at k % 10 == 0)
             h = np.eye(4)
             h[:3, 3] = [0.01 * k / TICKS, 0.0, 0.6]
             odometry = odometry_msg('odom', 'root_link', h, rng.normal(size=6) * 0.1, stamp)
@@ -211,6 +212,10 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes):
     steady_share = np.mean(kinds)
     assert 0.5 < steady_share < 0.95, steady_share      # steady mostly, plain where it must
     assert not any(kinds[310:400]), 'a stale wrench: the plain way (it logs it)'
+    arrivals = [k for k in range(13, 290, 10)]          # odometry and wrenches taken
+    assert all(kinds[k] for k in arrivals), 'new odometry and wrenches: followed, steady'
+    markers = [(t - 10**9) // 1_000_000 for t in steady.record['markers']]
+    assert sum(kinds[k] for k in markers) > len(markers) // 2, '~/markers on steady ticks'
     assert any(kinds[452:470]), 'no efforts: steady without forward dynamics'
     assert len(steady.record['tf']) < 0.4 * TICKS     # /tf at 250 Hz of stamps
     assert len(steady.record['forward_dynamics']) > 0.8 * TICKS
