@@ -18,7 +18,8 @@ reads and writes under it:
   outputs (each only while read), the tick's statistics, then its contact mechanics steps.
 - **The gates**, each a rate (:mod:`.rates`) or a reader count: /tf at ``publish_frequency``
   by JointState stamps (:class:`.rates.SinceLast`), ~/markers at ``markers_rate`` by the
-  node's clock (:class:`.rates.AtMost`, rviz needs no more), every output only while read;
+  JointStates' arrival on the node's clock (:class:`.rates.AtMost`, rviz needs no more),
+  every output only while read;
   the contact mechanics at ``equilibrium_rate`` by stamps (:class:`.rates.OnPhase`, their
   :meth:`.contact_mechanics.ContactMechanics.has_work`).
 - **The contact mechanics' steps** (:meth:`TickLoop.run_step`): on the sensor thread left to
@@ -42,13 +43,13 @@ __all__ = ["TickLoop"]
 
 class TickLoop:
     """The tick of a node: ``publishers`` its :class:`.outputs.Publishers`, ``inputs`` its
-    :class:`.inputs.SensorInputs`, ``log`` its throttled logger, ``now_ns`` its clock [ns].
+    :class:`.inputs.SensorInputs`, ``log`` its throttled logger.
     :meth:`connect` gives it the contact mechanics and the planners' services;
     :attr:`sensors` is the sensor thread (None: every callback on the executor). What it
     holds is public for benches and tests to read (the node writes it only through
     :meth:`configure` and :meth:`connect`)."""
 
-    def __init__(self, publishers, inputs, log, now_ns):
+    def __init__(self, publishers, inputs, log):
         self.lock = threading.RLock()
         self.stats = TickStats()
         self.last_tick = None        # the last tick computed (a :class:`.tick.Tick`)
@@ -64,11 +65,11 @@ class TickLoop:
         self._balance = frozenset((publishers.zmp, publishers.capture_point, publishers.cop))
         self._steady = None          # the SteadyTick of the next ticks (None: plain)
         self.steady_ticks = True     # False: every tick the plain way (tests, benches)
-        self._log, self._now_ns = log, now_ns
+        self._log = log
         self._settings = self._model = None
         self._last_stamp_ns = None
         self._tf_due = SinceLast()   # publish_frequency, by JointState stamps
-        self._markers_due = AtMost()   # markers_rate, by the node's clock
+        self._markers_due = AtMost()   # markers_rate, by the JointStates' arrival
         # the contact mechanics' steps of a tick (begun or not), and of the newest tick after
         self._deferred = self._next_deferred = None
         self._begun = self._tick_waiting = False
@@ -193,8 +194,7 @@ class TickLoop:
         self.last_tick = tick
         cpu = time.thread_time() - start_cpu      # inside the wall interval: cpu <= duration
         self.stats.add(time.monotonic(), time.perf_counter() - start, cpu)
-        if plain:           # (a steady tick runs only with no step due or pending)
-            self._schedule_steps(tick)
+        self._schedule_steps(tick)
 
     def publish(self, tick, read=None):
         """The tick's outputs, each only while something subscribes (work nobody reads is
@@ -212,7 +212,7 @@ class TickLoop:
         ``read``) and due at markers_rate (it then takes the turn)."""
         pub = self.publishers
         if self._settings.publish_markers and pub.markers in read and self._markers_due.due(
-                self._now_ns(), self._markers_period_ns):
+                self.inputs.joint_state_received_ns, self._markers_period_ns):
             pub.markers.publish(self._marker_array(tick))
 
     def render(self, tick, read=None):
@@ -277,11 +277,6 @@ class TickLoop:
         """The publishers of ~/zmp, ~/capture_point and ~/cop (a frozenset)."""
         return self._balance
 
-    @property
-    def steps_pending(self):
-        """Whether contact mechanics steps of a tick wait to run (:meth:`run_step`)."""
-        return self._deferred is not None
-
     def markers_read(self):
         """Whether ~/markers arrays are published and subscribed."""
         return self._settings.publish_markers and self.publishers.is_read(self.publishers.markers)
@@ -302,7 +297,7 @@ class TickLoop:
     def _schedule_steps(self, tick):
         """The tick's contact mechanics steps (:meth:`run_step`): on the sensor thread left
         to its idle moments, on any other thread run at once."""
-        on_thread = self._on_sensor_thread()
+        on_thread = self.sensors is not None and self.sensors.is_current()
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self.finish_steps()
         if not self.mechanics.has_work(tick.stamp_ns):

@@ -23,6 +23,7 @@ and out); in the running node the plain tick cost ~50 us more per JointState at 
 import numpy as np
 
 from .inputs import TickInputs
+from .outputs import byte_publisher
 from .tick import MeasuredState, Tick, same_inputs
 
 __all__ = ["SteadyTick", "SteadyTickRecord"]
@@ -36,7 +37,7 @@ class SteadyTick:
     changed once made (its ticks' records read it later)."""
 
     __slots__ = ("taken", "_read", "_stamp_ns", "_odometry", "_wrenches", "_stamps",
-                 "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_publishers",
+                 "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_senders",
                  "_with_base", "_massless_at", "_timeout", "_messages")
 
     @classmethod
@@ -102,7 +103,7 @@ class SteadyTick:
         names = [n for n in _PER_TICK if loop.by_name[n] in read]
         self._names = (tuple(names), (*names, "tf"))          # without, with /tf
         self._tf = loop.settings.publish_tf and pub.tf in read
-        self._publishers = loop.by_name
+        self._senders = {name: byte_publisher(p) for name, p in loop.by_name.items()}
         self._with_base = loop.settings.publish_base_tf and base[2]
         self._massless_at = massless_at
         self._timeout, self._messages = loop.settings.wrench_timeout, loop.model.messages
@@ -113,8 +114,7 @@ class SteadyTick:
         of this SteadyTick (:attr:`taken` is the inputs'); its :class:`SteadyTickRecord`, or
         None (nothing done) when it needs the plain way."""
         sensors, stamp_ns = loop.inputs, loop.inputs.joint_state_stamp_ns
-        if stamp_ns < self._stamp_ns or read != self._read or loop.steps_pending \
-                or loop.mechanics.has_work(stamp_ns):
+        if stamp_ns < self._stamp_ns or read != self._read:
             return None
         ages = self._ages(stamp_ns, self._timeout)
         if ages is None:
@@ -153,15 +153,18 @@ class SteadyTick:
         return ages
 
     def _publish(self, loop, stamp_ns, out, w_H_b, ages):
-        """The per-tick messages of the tick, rendered at once, then published (the order
-        and gates of :meth:`.loop.TickLoop.render`)."""
+        """The per-tick messages of the tick, rendered at once, then published through the
+        publishers' handles (:func:`.outputs.byte_publisher`; the order and gates of
+        :meth:`.loop.TickLoop.render`)."""
         tf = self._tf and loop.tf_turn(stamp_ns)
         rendered = self._messages.packed_outputs(
             self._pack, out, w_H_b, np.array(ages) if self._fd else None, stamp_ns,
             self._names[tf], self._with_base)
-        publishers = self._publishers
+        senders = self._senders
         for name, data in rendered.items():
-            publishers[name].publish(data)
+            handle, publish = senders[name]
+            with handle:
+                publish(data)
 
 
 class SteadyTickRecord(Tick):
