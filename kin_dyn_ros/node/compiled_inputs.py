@@ -35,8 +35,8 @@ class CompiledJointStates:
         self._stamp = np.zeros(2, np.int64)
 
     def merge(self, data):
-        """Merge ``data`` (JointState CDR bytes) when its name list is learnt; (sec,
-        nanosec) of its stamp, or None (nothing changed)."""
+        """Merge ``data`` (JointState CDR bytes) when its name list is learnt; [sec,
+        nanosec] of its stamp, or None (nothing changed)."""
         if not isinstance(data, bytes):
             return None
         raw = np.frombuffer(data, np.uint8)
@@ -45,7 +45,7 @@ class CompiledJointStates:
                            self._stamp) == self._ok:
                 if k:                                  # most recent first
                     self._layouts.insert(0, self._layouts.pop(k))
-                return int(self._stamp[0]), int(self._stamp[1])
+                return self._stamp.tolist()
         return None
 
     def learn(self, names, layout):

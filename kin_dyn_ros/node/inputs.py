@@ -97,7 +97,10 @@ class SensorInputs:
         self.odometry = None                  # the latest (diagnostics)
         self.odometry_buffer = deque(maxlen=INPUT_BUFFER)
         self.wrenches, self.wrench_buffers = {}, {}
-        self._taken = 0             # odometry and wrenches taken (and configurations)
+        # a count of the odometry and wrench messages taken (and configurations): when it
+        # has not changed, no input a tick combines has (read by the tick; only this class
+        # counts)
+        self.taken = 0
         self._matches = None        # for_tick's kept matches
 
     def configure(self, merger, frame_of, world_frame, ignore_timestamp=False):
@@ -109,7 +112,7 @@ class SensorInputs:
         self._stamped = None if kernels is None \
             else CompiledStamped(kernels, QUATERNION_TOLERANCE)
         self.ignore_timestamp = ignore_timestamp
-        self._taken += 1
+        self.taken += 1
         if frame_of is None:
             return
         if self.odometry is not None and frame_of(self.odometry.frame) is None:
@@ -179,7 +182,7 @@ class SensorInputs:
             if self._stamped is not None:
                 self._stamped.learn_odometry(data, child)
         self.odometry_buffer.append(self.odometry)
-        self._taken += 1
+        self.taken += 1
 
     def take_wrench(self, contact, data):
         """Keep a WrenchStamped (bytes or message) of ``contact`` (no frame_id: the contact's
@@ -197,7 +200,7 @@ class SensorInputs:
                 self._stamped.learn_wrench(contact, data, frame)
         self.wrenches[contact] = entry
         self.wrench_buffers.setdefault(contact, deque(maxlen=INPUT_BUFFER)).append(entry)
-        self._taken += 1
+        self.taken += 1
 
     def _link(self, frame_id, what):
         if self._frame_of is None:
@@ -213,18 +216,12 @@ class SensorInputs:
         stamp_ns = not self.ignore_timestamp and stamp[0] * 1_000_000_000 + stamp[1]
         return Timed(frame, value, stamp_ns or now, now)
 
-    @property
-    def taken(self):
-        """A count of the odometry and wrench messages taken (and configurations): when it
-        has not changed, no input a tick combines has."""
-        return self._taken
-
     def newest_matches(self):
         """(odometry Timed or None, [(contact, Timed)]) of the last :meth:`for_tick` when each
         was its buffer's newest input (until :attr:`taken` changes, the matches of every
         later stamp), else None."""
         kept = self._matches
-        return None if kept is None or kept[0] != self._taken else (kept[3], kept[4])
+        return None if kept is None or kept[0] != self.taken else (kept[3], kept[4])
 
     def for_tick(self, stamp_ns, contacts, wrench_timeout):
         """:class:`TickInputs` of a tick at JointState stamp ``stamp_ns`` [ns] for the
@@ -234,7 +231,7 @@ class SensorInputs:
         newer than that call's stamp, or the only one): until an input is taken, they are the
         matches of every later stamp too (most ticks: only the ages are computed)."""
         kept = self._matches
-        if kept is not None and kept[0] == self._taken and kept[1] is contacts \
+        if kept is not None and kept[0] == self.taken and kept[1] is contacts \
                 and stamp_ns >= kept[2]:
             return _tick_inputs(stamp_ns, kept[3], kept[4], wrench_timeout)
         odometry = matching(self.odometry_buffer, stamp_ns)
@@ -247,7 +244,7 @@ class SensorInputs:
                 wrenches.append((contact, w))
                 matched.append((buffer, w))
         newest = all(m is buffer[-1] for buffer, m in matched)
-        self._matches = (self._taken, contacts, stamp_ns, odometry, wrenches) if newest \
+        self._matches = (self.taken, contacts, stamp_ns, odometry, wrenches) if newest \
             else None
         return _tick_inputs(stamp_ns, odometry, wrenches, wrench_timeout)
 

@@ -143,7 +143,7 @@ class KinDynNode(Node):
         self._log = ThrottledLogger(self.get_logger(), THROTTLE_S)
         self._apply_process_settings()
         self._model = self._sensors = None
-        self._now_ns = clock_ns(self.get_clock())      # the node clock [ns]
+        self._now_ns = clock_ns(self.get_clock(), self)    # the node clock [ns]
         self._inputs = SensorInputs(self._now_ns)
         self._diag_timer = None
         self._pub = Publishers(self)

@@ -68,14 +68,15 @@ class SteadyTick:
         w_H_b, nu, have_base = ticker.base_state(odometry, None, None)
         base = (w_H_b, nu, have_base, self._base[3])
         return self._make(loop, self._read, stamp_ns, inputs, base,
-                          ticker.prepare(inputs.wrenches), self._fd, self._massless_at)
+                          ticker.prepare(inputs.wrenches), self._fd, self._massless_at, self)
 
     @classmethod
-    def _make(cls, loop, read, stamp_ns, inputs, base, prepared, fd, massless_at):
+    def _make(cls, loop, read, stamp_ns, inputs, base, prepared, fd, massless_at, like=None):
         """The SteadyTick of a tick at ``stamp_ns`` with ``inputs`` (TickInputs), ``base``
         (w_H_b, base velocity, from odometry?, representation), ``prepared`` (the
         PreparedTick of its wrenches), forward dynamics (``fd``) and ~/forward_dynamics'
-        massless flag at ``massless_at`` of the kernel's output; None when the next ticks
+        massless flag at ``massless_at`` of the kernel's output (``like``: a SteadyTick of the
+        same readers and settings, whose publishing it takes); None when the next ticks
         need the plain way: the inputs not each its buffer's newest, a stale wrench, no
         odometry yet, odometry of a link other than the root (the base state then depends
         on the joints), a balance output read, no compiled PreparedTick or no usable
@@ -91,22 +92,27 @@ class SteadyTick:
         pack = loop.model.messages.pack_for(fd, inputs)
         if not pack:
             return None
-        return cls(loop, read, stamp_ns, inputs, base, prepared, pack, fd, massless_at)
+        return cls(loop, read, stamp_ns, inputs, base, prepared, pack, fd, massless_at, like)
 
-    def __init__(self, loop, read, stamp_ns, inputs, base, prepared, pack, fd, massless_at):
-        pub, sensors = loop.publishers, loop.inputs
+    def __init__(self, loop, read, stamp_ns, inputs, base, prepared, pack, fd, massless_at,
+                 like=None):
+        sensors, settings = loop.inputs, loop.settings
         self.taken, self._read, self._stamp_ns = sensors.taken, read, stamp_ns
         self._odometry, self._wrenches = inputs.odometry, inputs.wrenches
         self._stamps = [(c, w.stamp_ns) for c, w in sensors.newest_matches()[1]
                         if c in inputs.wrenches]
         self._base, self._fd, self._prepared, self._pack = base, fd, prepared, pack
+        self._with_base = settings.publish_base_tf and base[2]
+        self._massless_at = massless_at
+        if like is not None:
+            self._names, self._tf, self._senders = like._names, like._tf, like._senders
+            self._timeout, self._messages = like._timeout, like._messages
+            return
         names = [n for n in _PER_TICK if loop.by_name[n] in read]
         self._names = (tuple(names), (*names, "tf"))          # without, with /tf
-        self._tf = loop.settings.publish_tf and pub.tf in read
+        self._tf = settings.publish_tf and loop.publishers.tf in read
         self._senders = {name: byte_publisher(p) for name, p in loop.by_name.items()}
-        self._with_base = loop.settings.publish_base_tf and base[2]
-        self._massless_at = massless_at
-        self._timeout, self._messages = loop.settings.wrench_timeout, loop.model.messages
+        self._timeout, self._messages = settings.wrench_timeout, loop.model.messages
 
     def run(self, loop, read):
         """Compute, hand the services and publish the tick of the latest JointState of

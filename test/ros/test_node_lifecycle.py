@@ -20,6 +20,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
+from rclpy.time import Time as RclpyTime
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import PointStamped
 from sensor_msgs.msg import JointState
@@ -208,11 +209,33 @@ def test_the_fast_clock_reads_the_clock_and_falls_back_without_its_handle(contex
         class Public:       # a clock without the private handle: now() only
             def now(self):
                 return clock.now()
-        for reader in (sensor_thread.clock_ns(clock), sensor_thread.clock_ns(Public())):
+        for reader in (sensor_thread.clock_ns(clock), sensor_thread.clock_ns(Public()),
+                       sensor_thread.clock_ns(clock, node)):
             before = clock.now().nanoseconds
             got = reader()
             after = clock.now().nanoseconds
             assert before <= got <= after
+    finally:
+        node.destroy_node()
+
+
+def test_the_fast_clock_follows_use_sim_time(context):
+    """clock_ns with the node reads the system clock while ROS time is off, the simulated
+    time while use_sim_time is on (set and cleared at run time), as ``clock.now()``."""
+    node = rclpy.create_node('sim_clock_probe', namespace=NAMESPACE, context=context)
+    try:
+        clock = node.get_clock()
+        reader = sensor_thread.clock_ns(clock, node)
+        assert reader.__name__ == 'ros_now_ns'      # (the fast path is taken here)
+        for sim in (True, False, True):
+            node.set_parameters([Parameter('use_sim_time', value=sim)])
+            if sim:
+                clock.set_ros_time_override(RclpyTime(seconds=42, nanoseconds=7))
+                assert reader() == clock.now().nanoseconds == 42_000_000_007
+            else:
+                before = clock.now().nanoseconds
+                got = reader()
+                assert before <= got <= clock.now().nanoseconds and got > 10**18
     finally:
         node.destroy_node()
 
