@@ -12,6 +12,9 @@ from .spatial import inverse_homogeneous, velocity_transform
 
 __all__ = ["change_base_representation", "base_state_from_odometry"]
 
+_BODY = Representations.BODY_FIXED_REPRESENTATION
+_MIXED = Representations.MIXED_REPRESENTATION
+
 
 def change_base_representation(nu_base, w_H_b, rep_from, rep_to):
     """Base velocity (6,) in ``rep_from`` -> ``rep_to`` at base pose ``w_H_b`` (4, 4).
@@ -20,6 +23,8 @@ def change_base_representation(nu_base, w_H_b, rep_from, rep_to):
     """
     if rep_from == rep_to:
         return np.array(nu_base, dtype=float)
+    if rep_from == _BODY and rep_to == _MIXED:      # [R v; R w]: ~5 NumPy calls, not ~12
+        return (w_H_b[:3, :3] @ np.reshape(nu_base, (2, 3)).T).T.ravel()
     return base_transform_inverse(rep_to, w_H_b) @ (base_transform(rep_from, w_H_b) @ nu_base)
 
 

@@ -33,10 +33,10 @@ OK, WARN, ERROR = DiagnosticStatus.OK, DiagnosticStatus.WARN, DiagnosticStatus.E
 
 
 class TickStats:
-    """Durations and CPU times of the ticks of the last ``window`` seconds (monotonic
-    clock), and how many JointStates were merged into a later tick meanwhile. At most the
-    last ``kept`` of each are kept (the oldest dropped as new ones come: no trimming per
-    tick); the default covers a 1 s window up to 4 kHz."""
+    """Durations and CPU times of the ticks of the last ``window`` seconds (times from
+    ``time.perf_counter``), and how many JointStates were merged into a later tick
+    meanwhile. At most the last ``kept`` of each are kept (the oldest dropped as new ones
+    come: no trimming per tick); the default covers a 1 s window up to 4 kHz."""
 
     def __init__(self, window=1.0, kept=4096):
         self.window = window

@@ -371,7 +371,7 @@ class KinDynNode(Node):
             equilibrium = self._mechanics.equilibrium_report()
         self._pub.diagnostics.publish(build_diagnostics(
             self.get_name(), self.get_clock().now().to_msg(), model, inputs,
-            stats.summary(time.monotonic()), equilibrium))
+            stats.summary(time.perf_counter()), equilibrium))
 
     def _model_report(self):
         m = self._model

@@ -137,7 +137,7 @@ class TickLoop:
             return
         if self._settings.merge_queued_joint_states and self._on_sensor_thread():
             if self._tick_waiting:        # the one taken before has no tick of its own
-                self.stats.merged(time.monotonic())
+                self.stats.merged(time.perf_counter())
             self._tick_waiting = True     # once the inputs pending are taken
         else:
             self.tick()
@@ -193,7 +193,8 @@ class TickLoop:
             self._steady = SteadyTick.learn(self, tick, read) if self.steady_ticks else None
         self.last_tick = tick
         cpu = time.thread_time() - start_cpu      # inside the wall interval: cpu <= duration
-        self.stats.add(time.monotonic(), time.perf_counter() - start, cpu)
+        end = time.perf_counter()
+        self.stats.add(end, end - start, cpu)
         self._schedule_steps(tick)
 
     def publish(self, tick, read=None):

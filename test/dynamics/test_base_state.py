@@ -69,3 +69,16 @@ def test_change_base_representation_round_trip():
             there = change_base_representation(nu, h, a, b)
             np.testing.assert_allclose(change_base_representation(there, h, b, a), nu,
                                        atol=1e-12)
+
+
+def test_a_body_velocity_in_mixed_is_its_rotation_to_world_axes():
+    """BODY_FIXED -> MIXED (the node's odometry, every message): the base origin's velocity
+    and the angular velocity, each rotated into world axes: [R v; R w]."""
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        h, nu = random_pose(rng), rng.normal(size=6)
+        got = change_base_representation(nu, h, Representations.BODY_FIXED_REPRESENTATION,
+                                         Representations.MIXED_REPRESENTATION)
+        np.testing.assert_allclose(got, np.concatenate([h[:3, :3] @ nu[:3], h[:3, :3] @ nu[3:]]),
+                                   rtol=0, atol=1e-15)
+        assert got.shape == (6,) and got.flags.c_contiguous

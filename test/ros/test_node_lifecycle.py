@@ -148,7 +148,7 @@ def spin_until_count(node, count, timeout_s=10.0):
     """True once ``node`` has ticked ``count`` JointStates (its tick statistics)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if node.loop.stats.summary(time.monotonic())[0] >= count:
+        if node.loop.stats.summary(time.perf_counter())[0] >= count:
             return True
         time.sleep(0.01)
     return False
