@@ -331,8 +331,8 @@ class JointStateMerger:
         """(positions (n,), velocities (n,)) with the mimic joints filled from their masters
         (copies; without mimic joints one copy of both, a row each)."""
         if not self._mimic.joints.size:
-            s, s_dot = self._values[:2].copy()
-            return s, s_dot
+            state = self._values[:2].copy()
+            return state[0], state[1]       # (indexed: unpacking iterates three times)
         return (self._mimic.positions(self._positions),
                 self._mimic.velocities(self._velocities))
 

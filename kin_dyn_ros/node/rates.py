@@ -3,7 +3,8 @@ stream on a busy machine and a simulator all keep their rates) or by a clock.
 
 - :class:`SinceLast` (/tf at ``publish_frequency``, by JointState stamps);
 - :class:`OnPhase` (the contact mechanics at ``equilibrium_rate``, by JointState stamps);
-- :class:`AtMost` (~/markers at ``markers_rate``, by the node's clock).
+- :class:`AtMost` (~/markers at ``markers_rate``, by the JointStates' arrival on the node's
+  clock).
 
 :class:`SinceLast` is robot_state_publisher's rule for /tf (``publish_frequency``): a stamp
 is due when at least one period has passed since the last due stamp, less half the stream's
@@ -84,14 +85,10 @@ class AtMost:
     def __init__(self):
         self._last_ns = None
 
-    def is_due(self, now_ns, period_ns):
-        """Whether ``now_ns`` is due, without taking its turn."""
-        last = self._last_ns
-        return last is None or not 0 <= now_ns - last < period_ns
-
     def due(self, now_ns, period_ns):
         """Whether ``now_ns`` is due (it then becomes the last)."""
-        if not self.is_due(now_ns, period_ns):
+        last = self._last_ns
+        if last is not None and 0 <= now_ns - last < period_ns:
             return False
         self._last_ns = now_ns
         return True
