@@ -28,12 +28,15 @@ BODY = Representations.BODY_FIXED_REPRESENTATION
 def same_inputs(a, b):
     """Whether two {contact: (expressed frame, wrench (6,))} hold the same inputs in the same
     order: the same contacts and frames, and the same value objects (an input's value is
-    never changed; list comparison checks identity first, and two different arrays compare
-    as an array, whose truth raises)."""
-    try:
-        return list(a.items()) == list(b.items())
-    except ValueError:
+    never changed, so the same object is the same numbers; compared without comparing
+    arrays, whose truth raises)."""
+    if len(a) != len(b):
         return False
+    for (contact, (frame, value)), (other, (other_frame, other_value)) in zip(a.items(),
+                                                                             b.items()):
+        if value is not other_value or contact != other or frame != other_frame:
+            return False
+    return True
 
 
 def massless_note(names):
@@ -179,14 +182,14 @@ class TickComputer:
             if self._root_base[0] is not odom:
                 w_H_c, twist = odom.value
                 self._root_base = odom, change_base_representation(
-                    twist, w_H_c, BODY, settings.representation)
+                    twist, w_H_c, BODY, self._representation)
             return odom.value[0], self._root_base[1], True
         aux = self._aux
         aux.set_frame_velocity_representation(BODY)
         root_H_child = aux.forward_kinematics(odom.frame, np.eye(4), s)
         j_rel = aux.relative_jacobian(odom.frame, s)
         w_H_b, nu = base_state_from_odometry(*odom.value, root_H_child, j_rel, s_dot,
-                                             settings.representation)
+                                             self._representation)
         return w_H_b, nu, True
 
     def torques(self, merger, wanted):

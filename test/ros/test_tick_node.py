@@ -23,7 +23,7 @@ from kin_dyn_ros.node.inputs import SensorInputs
 from kin_dyn_ros.node.outputs import TickMessages
 from kin_dyn_ros.node.settings import make_contact, make_settings
 from kin_dyn_ros.node.throttle import ThrottledLogger
-from kin_dyn_ros.node.tick import TickComputer
+from kin_dyn_ros.node.tick import TickComputer, same_inputs
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -187,3 +187,17 @@ def test_mimic_joints_take_the_prepared_tick_too():
         ours, reference = stream.both(forward_dynamics=True)
         _same_ticks(stream, ours, reference)
     assert stream.ticker._prepared is not None and ours.result.base_acceleration is not None
+
+
+def test_same_inputs_means_the_same_contacts_frames_and_value_objects():
+    """same_inputs (which keeps a PreparedTick and a steady tick): the same contacts and
+    frames in the same order and the same value objects; equal numbers in another array are
+    other inputs (a new message), and arrays are never compared (their truth raises)."""
+    w, v = np.ones(6), np.zeros(6)
+    a = {'l_sole': ('l_sole', w), 'r_sole': ('r_foot', v)}
+    assert same_inputs(a, dict(a)) and same_inputs({}, {})
+    assert not same_inputs(a, {'l_sole': ('l_sole', w.copy()), 'r_sole': ('r_foot', v)})
+    assert not same_inputs(a, {'l_sole': ('l_sole', w), 'r_sole': ('r_sole', v)})
+    assert not same_inputs(a, {'r_sole': ('r_foot', v), 'l_sole': ('l_sole', w)})
+    assert not same_inputs(a, {'l_sole': ('l_sole', w)})
+    assert not same_inputs(a, {'l_sole': ('l_sole', w), 'x': ('r_foot', v)})
