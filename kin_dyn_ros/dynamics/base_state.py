@@ -23,9 +23,20 @@ def change_base_representation(nu_base, w_H_b, rep_from, rep_to):
     """
     if rep_from == rep_to:
         return np.array(nu_base, dtype=float)
-    if rep_from == _BODY and rep_to == _MIXED:      # [R v; R w]: ~5 NumPy calls, not ~12
-        return (w_H_b[:3, :3] @ np.reshape(nu_base, (2, 3)).T).T.ravel()
+    if rep_from == _BODY and rep_to == _MIXED:      # [R v; R w]
+        return _rotated_pair(w_H_b, nu_base)
     return base_transform_inverse(rep_to, w_H_b) @ (base_transform(rep_from, w_H_b) @ nu_base)
+
+
+def _rotated_pair(w_H_b, nu):
+    """[R v; R w] (6,) of ``nu`` = [v; w] with R the rotation of ``w_H_b``, in plain
+    arithmetic: the node converts each odometry message, and there its base state took 21
+    us per message against 48-71 with the NumPy products (probes in the running node,
+    whose caches are cold between messages; warm, 3.2 against 2.1 us)."""
+    (a, b, c), (d, e, f), (g, h, i) = (row[:3] for row in w_H_b[:3].tolist())
+    x, y, z, p, q, r = np.asarray(nu, dtype=float).tolist()
+    return np.array([a * x + b * y + c * z, d * x + e * y + f * z, g * x + h * y + i * z,
+                     a * p + b * q + c * r, d * p + e * q + f * r, g * p + h * q + i * r])
 
 
 def base_state_from_odometry(w_H_c, twist_c, root_H_child, j_rel, s_dot, rep):
