@@ -861,7 +861,9 @@ class KinDynComputations:
         if self._jit is None:
             return None
         targets, values = self._sensor_wrenches(frame_wrenches)
-        if not math.isfinite(values.sum()):
+        # (NaN or inf anywhere makes the sum so; Python's sum of the list, not NumPy's
+        # reduction: 27 us in the running node, once per new wrench)
+        if not math.isfinite(sum(values.tolist())):
             for link, (_, w) in frame_wrenches.items():
                 _checked_wrench(link, w)
         return PreparedTick(self, frame_wrenches, targets, values)

@@ -213,6 +213,10 @@ def test_a_prepared_tick_is_compute_tick(pairs, name, rep):
     assert prepared.run(st.w_H_b, list(st.s), st.base_vel, st.s_dot, st.tau) is None
     with pytest.raises(ValueError, match="wrench on"):
         fast.prepared_tick({links[-1]: (links[1], np.full(6, np.inf))})
+    one_nan = np.zeros(6)
+    one_nan[4] = np.nan
+    with pytest.raises(ValueError, match=f"wrench on '?{links[-2]}"):
+        fast.prepared_tick({links[-1]: (links[1], np.ones(6)), links[-2]: (links[1], one_nan)})
 
 
 def test_the_tick_kernel_refuses_wrong_shapes_before_reading(pairs):
