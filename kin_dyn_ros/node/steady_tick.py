@@ -2,17 +2,18 @@
 
 Most ticks of a node at 1 kHz differ from the one before only by their JointState, or by
 odometry and wrenches of the same frames come since (at 100 Hz, or at each JointState),
-with the same readers and no contact mechanics due. A :class:`SteadyTick` is learnt from a
-tick computed the plain way (:meth:`.loop.TickLoop.tick`: :class:`.tick.TickComputer`,
-:meth:`.loop.TickLoop.render`), follows the odometry and wrenches taken since
+with the same readers. A :class:`SteadyTick` is learnt from a tick computed the plain way
+(:meth:`.loop.TickLoop.tick`: :class:`.tick.TickComputer`, :meth:`.loop.TickLoop.render`),
+follows the odometry and wrenches taken since
 (:meth:`SteadyTick.follow`: their match to the stamp, base state and PreparedTick, as the
 plain way makes them) and computes each tick by one call of the core's PreparedTick, one
 call rendering every per-tick message (:class:`.template_pack.TemplatePack`), their
-publishes and, when due, the ~/markers array; the Tick it leaves makes its inputs and result
-when read (:class:`SteadyTickRecord`). A tick it cannot compute exactly so (inputs not each
-their buffer's newest, a wrench going stale, odometry of a link other than the root, other
-readers, forward dynamics turning on or off, contact mechanics due or steps pending, the
-kernel declining) is computed the plain way, and a new SteadyTick is learnt from it.
+publishes and, when due, the ~/markers array (the loop then hands the contact mechanics
+their steps, as after any tick); the Tick it leaves makes its inputs and result when read
+(:class:`SteadyTickRecord`). A tick it cannot compute exactly so (inputs not each their
+buffer's newest, a wrench going stale, odometry of a link other than the root, other
+readers, a balance output read, forward dynamics turning on or off, the kernel declining) is
+computed the plain way, and a new SteadyTick is learnt from it.
 
 A performance trick, and nothing else: the plain path gives the same messages, states and
 diagnostics (test/ros/test_steady_tick.py compares them on a stream that takes every way in
