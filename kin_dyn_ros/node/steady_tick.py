@@ -63,9 +63,8 @@ class SteadyTick:
         stamp_ns = sensors.joint_state_stamp_ns
         inputs = sensors.for_tick(stamp_ns, ticker.contacts, loop.settings.wrench_timeout)
         odometry = inputs.odometry
-        if (odometry is None and loop.settings.use_odometry) \
-                or (odometry is not None and odometry.frame != ticker.kd.model.root_link):
-            return None         # (the plain way logs the one, the other needs the joints)
+        if not _base_from(loop, odometry):     # (before base_state: it would log or need s)
+            return None
         w_H_b, nu, have_base = ticker.base_state(odometry, None, None)
         base = (w_H_b, nu, have_base, self._base[3])
         return self._make(loop, self._read, stamp_ns, inputs, base,
@@ -78,30 +77,27 @@ class SteadyTick:
         PreparedTick of its wrenches), forward dynamics (``fd``) and ~/forward_dynamics'
         massless flag at ``massless_at`` of the kernel's output (``like``: a SteadyTick of the
         same readers and settings, whose publishing it takes); None when the next ticks
-        need the plain way: the inputs not each its buffer's newest, a stale wrench, no
-        odometry yet, odometry of a link other than the root (the base state then depends
-        on the joints), a balance output read, no compiled PreparedTick or no usable
-        template pack."""
-        sensors, ticker = loop.inputs, loop.ticker
-        odometry = inputs.odometry
-        if sensors.newest_matches() is None or inputs.stale or prepared is None \
+        need the plain way: the inputs not each its buffer's newest, a stale wrench, a base
+        state not from the odometry alone (:func:`_base_from`), a balance output read, no
+        compiled PreparedTick or no usable template pack. Its wrenches' stamps come from
+        the matches once."""
+        matches = loop.inputs.newest_matches()
+        if matches is None or inputs.stale or prepared is None \
                 or not same_inputs(prepared.frame_wrenches, inputs.wrenches) \
-                or (odometry is None and loop.settings.use_odometry) \
-                or (odometry is not None and odometry.frame != ticker.kd.model.root_link) \
-                or not read.isdisjoint(loop.balance):
+                or not _base_from(loop, inputs.odometry) or not read.isdisjoint(loop.balance):
             return None
         pack = loop.model.messages.pack_for(fd, inputs)
         if not pack:
             return None
-        return cls(loop, read, stamp_ns, inputs, base, prepared, pack, fd, massless_at, like)
+        stamps = [(c, w.stamp_ns) for c, w in matches[1] if c in inputs.wrenches]
+        return cls(loop, read, stamp_ns, inputs, stamps, base, prepared, pack, fd, massless_at,
+                   like)
 
-    def __init__(self, loop, read, stamp_ns, inputs, base, prepared, pack, fd, massless_at,
-                 like=None):
-        sensors, settings = loop.inputs, loop.settings
-        self.taken, self._read, self._stamp_ns = sensors.taken, read, stamp_ns
-        self._odometry, self._wrenches = inputs.odometry, inputs.wrenches
-        self._stamps = [(c, w.stamp_ns) for c, w in sensors.newest_matches()[1]
-                        if c in inputs.wrenches]
+    def __init__(self, loop, read, stamp_ns, inputs, stamps, base, prepared, pack, fd,
+                 massless_at, like=None):
+        settings = loop.settings
+        self.taken, self._read, self._stamp_ns = loop.inputs.taken, read, stamp_ns
+        self._odometry, self._wrenches, self._stamps = inputs.odometry, inputs.wrenches, stamps
         self._base, self._fd, self._prepared, self._pack = base, fd, prepared, pack
         self._with_base = settings.publish_base_tf and base[2]
         self._massless_at = massless_at
@@ -172,6 +168,16 @@ class SteadyTick:
             handle, publish = senders[name]
             with handle:
                 publish(data)
+
+
+def _base_from(loop, odometry):
+    """Whether the base state of a steady tick can come from ``odometry`` (the matched
+    :class:`.inputs.Timed` or None) alone: odometry of the root link, or none with
+    use_odometry off (no odometry yet: the plain way logs it; odometry of another link: its
+    base state depends on the joints)."""
+    if odometry is None:
+        return not loop.settings.use_odometry
+    return odometry.frame == loop.ticker.kd.model.root_link
 
 
 class SteadyTickRecord(Tick):
