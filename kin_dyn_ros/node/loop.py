@@ -298,7 +298,7 @@ class TickLoop:
     def _schedule_steps(self, tick):
         """The tick's contact mechanics steps (:meth:`run_step`): on the sensor thread left
         to its idle moments, on any other thread run at once."""
-        on_thread = self.sensors is not None and self.sensors.is_current()
+        on_thread = self._on_sensor_thread()
         if not on_thread:         # (timer ticks) steps begun on the sensor thread end first
             self.finish_steps()
         if not self.mechanics.has_work(tick.stamp_ns):
