@@ -17,7 +17,7 @@ reads and writes under it:
   (:class:`.tick.TickComputer`), the state handed to the services before the outputs, the
   outputs (each only while read), the tick's statistics, then its contact mechanics steps.
 - **The gates**, each a rate (:mod:`.rates`) or a reader count: /tf at ``publish_frequency``
-  by JointState stamps (:class:`.rates.SinceLast`), ~/markers at ``markers_rate`` by the
+  on turns by JointState stamps (:class:`.rates.SinceLast`), ~/markers at ``markers_rate`` by the
   JointStates' arrival on the node's clock (:class:`.rates.AtMost`, rviz needs no more),
   every output only while read;
   the contact mechanics at ``equilibrium_rate`` by stamps (:class:`.rates.OnPhase`, their
@@ -267,9 +267,9 @@ class TickLoop:
     # -- the gates -------------------------------------------------------------------------
     def tf_turn(self, stamp_ns):
         """Whether the tick of JointState stamp ``stamp_ns`` publishes /tf (it then takes the
-        turn): every tick with ignore_timestamp, else at least 1/publish_frequency of
-        JointState stamps after the last /tf (robot_state_publisher's rule, less half the
-        JointState interval: :class:`.rates.SinceLast`)."""
+        turn): every tick with ignore_timestamp, else on turns 1/publish_frequency of
+        JointState stamps apart (robot_state_publisher's rule, with slack for jitter and
+        lateness: :class:`.rates.SinceLast`)."""
         return self._settings.ignore_timestamp or self._tf_due.due(stamp_ns,
                                                                   self._tf_period_ns)
 

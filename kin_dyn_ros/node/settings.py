@@ -69,9 +69,10 @@ _PARAMETERS = (
      False),
     ("publish_base_tf", True, "publish world_frame -> base link on /tf from odometry", False),
     ("publish_frequency", 20.0, "Hz (0 < f <= 1000), as robot_state_publisher's: /tf (the "
-     "moving joints and world -> base) is published only when at least 1/f (less half the "
-     "JointState interval, for stamp jitter) has passed in JointState stamps since the last "
-     "/tf; the other outputs keep the tick's rate", False),
+     "moving joints and world -> base) is published at most f times per second of "
+     "JointState stamps, on turns 1/f apart (a stamp is due from half the JointState "
+     "interval before its turn, for stamp jitter; a late one keeps the turns' phase); the "
+     "other outputs keep the tick's rate", False),
     ("ignore_timestamp", False, "as robot_state_publisher's: true = the stamps of "
      "joint_states, odometry and wrenches are ignored: each is stamped with the node's clock "
      "when taken, every JointState ticks and publishes /tf (publish_frequency unused)", False),
