@@ -45,7 +45,7 @@ class TickStats:
 
     def add(self, t, duration, cpu):
         """Record a tick that ended at ``t`` [s] and took ``duration`` [s] of wall time and
-        ``cpu`` [s] of its thread's CPU time."""
+        ``cpu`` [s] of its thread's CPU time (None: not read for this tick)."""
         self._ticks.append((t, duration, cpu))
 
     def copy(self):
@@ -63,14 +63,16 @@ class TickStats:
 
     def summary(self, now):
         """(count, mean [s], max [s], CPU mean [s], CPU max [s], merged) of the ticks in
-        (now - window, now], and the JointStates merged into a later tick in it."""
+        (now - window, now] (the CPU figures of those whose CPU time was read; 0.0 for none),
+        and the JointStates merged into a later tick in it."""
         merged = sum(1 for (t,) in self._merged if t > now - self.window)
         ticks = [(d, c) for t, d, c in self._ticks if t > now - self.window]
         if not ticks:
             return 0, 0.0, 0.0, 0.0, 0.0, merged
-        durations, cpus = zip(*ticks)
+        durations = [d for d, _ in ticks]
+        cpus = [c for _, c in ticks if c is not None] or [0.0]
         n = len(ticks)
-        return n, sum(durations) / n, max(durations), sum(cpus) / n, max(cpus), merged
+        return n, sum(durations) / n, max(durations), sum(cpus) / len(cpus), max(cpus), merged
 
 
 @dataclass

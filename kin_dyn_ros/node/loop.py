@@ -15,7 +15,8 @@ reads and writes under it:
   going back resets (logged).
 - **One tick** (:meth:`TickLoop.tick`): the measured state and one core call
   (:class:`.tick.TickComputer`), the state handed to the services before the outputs, the
-  outputs (each only while read), the tick's statistics, then its contact mechanics steps.
+  outputs (each only while read), the tick's statistics (its duration; its thread CPU time
+  on one tick in CPU_EVERY), then its contact mechanics steps.
 - **The gates**, each a rate (:mod:`.rates`) or a reader count: /tf at ``publish_frequency``
   on turns by JointState stamps (:class:`.rates.SinceLast`), ~/markers at ``markers_rate`` by the
   JointStates' arrival on the node's clock (:class:`.rates.AtMost`, rviz needs no more),
@@ -38,7 +39,13 @@ from .markers import MarkerGroup
 from .rates import AtMost, SinceLast
 from .steady_tick import SteadyTick
 
-__all__ = ["TickLoop"]
+__all__ = ["TickLoop", "CPU_EVERY", "CPU_EVERY_S"]
+
+# The tick statistics have the duration of every tick (perf_counter, no system call) and
+# the thread CPU time of one tick in CPU_EVERY, or of the first after CPU_EVERY_S [s]
+# (every tick of a stream slower than 80 Hz): two system calls, 4.6 us per tick in the
+# running node at 1 kHz (docs/performance.md, "Session 34").
+CPU_EVERY, CPU_EVERY_S = 8, 0.1
 
 
 class TickLoop:
@@ -73,6 +80,7 @@ class TickLoop:
         # the contact mechanics' steps of a tick (begun or not), and of the newest tick after
         self._deferred = self._next_deferred = None
         self._begun = self._tick_waiting = False
+        self._unsampled, self._sampled_at = 0, 0.0     # CPU_EVERY: ticks to go, last [s]
 
     def connect(self, mechanics, planners):
         """The node's :class:`.contact_mechanics.ContactMechanics` and planners' services."""
@@ -171,10 +179,19 @@ class TickLoop:
         """Compute and publish the tick of the latest JointState, give the services its
         state, and hand the contact mechanics their steps."""
         inputs = self.inputs
-        if self.ticker is None or inputs.joint_state_stamp_ns is None \
-                or not self._new_stamp(inputs.joint_state_stamp_ns):
+        stamp_ns, last = inputs.joint_state_stamp_ns, self._last_stamp_ns
+        if self.ticker is None or stamp_ns is None:
             return
-        start, start_cpu = time.perf_counter(), time.thread_time()
+        if last is not None and stamp_ns > last:      # (most ticks: no call)
+            self._last_stamp_ns = stamp_ns
+        elif not self._new_stamp(stamp_ns):
+            return
+        start, start_cpu = time.perf_counter(), None
+        if self._unsampled and start - self._sampled_at < CPU_EVERY_S:
+            self._unsampled -= 1
+        else:                                    # its thread CPU time read (CPU_EVERY)
+            self._unsampled, self._sampled_at = CPU_EVERY - 1, start
+            start_cpu = time.thread_time()
         read = self.publishers.is_read.current()
         steady = self._steady
         if steady is not None and steady.taken != inputs.taken:   # odometry, wrenches came
@@ -192,10 +209,11 @@ class TickLoop:
             self.publish(tick, read)
             self._steady = SteadyTick.learn(self, tick, read) if self.steady_ticks else None
         self.last_tick = tick
-        cpu = time.thread_time() - start_cpu      # inside the wall interval: cpu <= duration
-        end = time.perf_counter()
+        cpu = None if start_cpu is None else time.thread_time() - start_cpu
+        end = time.perf_counter()                 # (cpu inside the wall interval: <= duration)
         self.stats.add(end, end - start, cpu)
-        self._schedule_steps(tick)
+        if self._deferred is not None or self.mechanics.has_work(stamp_ns):
+            self._schedule_steps(tick)      # (else it would do nothing)
 
     def publish(self, tick, read=None):
         """The tick's outputs, each only while something subscribes (work nobody reads is

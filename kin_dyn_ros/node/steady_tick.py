@@ -115,18 +115,30 @@ class SteadyTick:
         """Compute, hand the services and publish the tick of the latest JointState of
         ``loop`` (publishers ``read``) as :meth:`.loop.TickLoop.tick` would, with the inputs
         of this SteadyTick (:attr:`taken` is the inputs'); its :class:`SteadyTickRecord`, or
-        None (nothing done) when it needs the plain way."""
+        None (nothing done) when it needs the plain way.
+
+        One function, with the ages and the publishing inline: in the running node each
+        Python call costs 0.5-2 us on cold caches (docs/performance.md, "Session 34")."""
         sensors, stamp_ns = loop.inputs, loop.inputs.joint_state_stamp_ns
-        if stamp_ns < self._stamp_ns or read != self._read:
+        if stamp_ns < self._stamp_ns or (read is not self._read and read != self._read):
             return None
-        ages = self._ages(stamp_ns, self._timeout)
-        if ages is None:
-            return None
-        ticker = loop.ticker
-        tau, fd_note = ticker.torques(sensors.merger, loop.publishers.forward_dynamics in read)
-        if (tau is not None) != self._fd:
-            return None
-        s, s_dot = sensors.merger.state()
+        # the ages [s] of the odometry (0 without) and of each wrench, as _tick_inputs
+        # computes them; a wrench further than wrench_timeout is stale (the plain way logs it)
+        odometry, timeout = self._odometry, self._timeout
+        ages = [0.0 if odometry is None else (stamp_ns - odometry.stamp_ns) * 1e-9]
+        for _, stamp in self._stamps:
+            age = (stamp_ns - stamp) * 1e-9
+            if not abs(age) <= timeout:
+                return None
+            ages.append(age)
+        merger, ticker = sensors.merger, loop.ticker
+        if self._fd and merger.efforts_complete:   # (the reads and settings it was made for)
+            tau, fd_note = merger.efforts, ""
+        else:
+            tau, fd_note = ticker.torques(merger, loop.publishers.forward_dynamics in read)
+            if (tau is not None) != self._fd:
+                return None
+        s, s_dot = merger.state()
         w_H_b, nu, have_base, representation = self._base
         got = self._prepared.run(w_H_b, s, nu, s_dot, tau)
         if got is None:
@@ -138,36 +150,18 @@ class SteadyTick:
         if self._fd and out[self._massless_at]:       # (their names: from the result)
             record.fd_note = ticker.massless_note(record.result.massless_joints)
         loop.planners.write(state)      # before the outputs: who got them can ask
-        self._publish(loop, stamp_ns, out, w_H_b, ages)
-        loop.publish_markers(record, read)
-        return record
-
-    def _ages(self, stamp_ns, timeout):
-        """The ages [s] of the odometry (0 without) and of each wrench at ``stamp_ns`` (the
-        numbers ~/forward_dynamics carries, as :func:`.inputs._tick_inputs` computes them),
-        or None when a wrench is further than ``timeout`` (stale: the plain way logs it)."""
-        odometry = self._odometry
-        ages = [0.0 if odometry is None else (stamp_ns - odometry.stamp_ns) * 1e-9]
-        for _, stamp in self._stamps:
-            age = (stamp_ns - stamp) * 1e-9
-            if not abs(age) <= timeout:
-                return None
-            ages.append(age)
-        return ages
-
-    def _publish(self, loop, stamp_ns, out, w_H_b, ages):
-        """The per-tick messages of the tick, rendered at once, then published through the
-        publishers' handles (:func:`.outputs.byte_publisher`; the order and gates of
-        :meth:`.loop.TickLoop.render`)."""
-        tf = self._tf and loop.tf_turn(stamp_ns)
+        # the per-tick messages rendered at once, then published through the handles
+        # (:func:`.outputs.byte_publisher`; the order and gates of TickLoop.render)
         rendered = self._messages.packed_outputs(
             self._pack, out, w_H_b, np.array(ages) if self._fd else None, stamp_ns,
-            self._names[tf], self._with_base)
+            self._names[self._tf and loop.tf_turn(stamp_ns)], self._with_base)
         senders = self._senders
         for name, data in rendered.items():
             handle, publish = senders[name]
             with handle:
                 publish(data)
+        loop.publish_markers(record, read)
+        return record
 
 
 def _base_from(loop, odometry):

@@ -543,6 +543,15 @@ def test_tick_stats_and_diagnostics():
                                    0.0015, 2)
     assert bounded.copy().summary(0.5) == bounded.summary(0.5)
     assert copied.copy().window == copied.window
+    sampled = TickStats(window=1.0)           # the CPU time read on some ticks only
+    for t, d, c in ((0.1, 0.002, None), (0.2, 0.003, 0.001), (0.3, 0.001, None),
+                    (0.4, 0.002, 0.003)):
+        sampled.add(t, d, c)
+    assert sampled.summary(0.5) == (4, pytest.approx(0.002), 0.003, pytest.approx(0.002),
+                                    0.003, 0)
+    sampled = TickStats(window=1.0)
+    sampled.add(0.1, 0.002, None)
+    assert sampled.summary(0.5) == (1, 0.002, 0.002, 0.0, 0.0, 0)
     inputs = InputsReport(joint_state_age=0.01, missing_joints=['x'], odometry_age=None,
                           wrenches=[('l_sole', 0.02, False), ('r_sole', 0.3, True),
                                     ('hand', None, False)])

@@ -40,6 +40,7 @@ from kin_dyn_ros.dynamics.spatial import so3_exp  # noqa: E402
 from kin_dyn_ros.node.markers import FORCE_SCALE  # noqa: E402
 from kin_dyn_ros.node import KinDynNode  # noqa: E402
 from kin_dyn_ros.node.kin_dyn_node import MAX_DESCRIPTION_CHARS, PARSE_ERROR_CHARS  # noqa: E402
+from kin_dyn_ros.node.loop import CPU_EVERY_S  # noqa: E402
 from kin_dyn_ros.node.outputs import LATCHED_QOS  # noqa: E402
 from kin_dyn_ros_interfaces.msg import FloatingBaseState  # noqa: E402
 from kin_dyn_ros_interfaces.srv import GetDynamics, GetJacobian, GetMassMatrix  # noqa: E402
@@ -294,6 +295,7 @@ def test_every_output_matches_the_core_and_pinocchio(system, ref, pin):
 
 
 def test_diagnostics_report_model_inputs_and_tick_time(system, ref):
+    time.sleep(CPU_EVERY_S)       # the first tick after a pause has its thread CPU time read
     send_case(system, make_case(ref, 2))
     status = next_diagnostics(system.rig)
     assert set(status) == {'kin_dyn_node: model', 'kin_dyn_node: inputs', 'kin_dyn_node: tick'}
@@ -312,9 +314,8 @@ def test_diagnostics_report_model_inputs_and_tick_time(system, ref):
         'not computed: nothing subscribes to ~/equilibrium_torques'
     tick = {k: float(v) for k, v in values.items()}
     assert 0.0 < tick['mean [ms]'] <= tick['max [ms]']
-    # the thread's CPU time is measured inside each tick's wall interval: never longer
+    # the thread's CPU time is measured inside a tick's wall interval: never longer
     assert 0.0 < tick['CPU mean [ms]'] <= tick['CPU max [ms]'] <= tick['max [ms]']
-    assert tick['CPU mean [ms]'] <= tick['mean [ms]']
 
 
 def test_diagnostics_are_built_and_published_outside_the_lock(system, monkeypatch):
