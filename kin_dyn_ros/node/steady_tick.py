@@ -12,8 +12,10 @@ publishes and, when due, the ~/markers array (the loop then hands the contact me
 their steps, as after any tick); the Tick it leaves makes its inputs and result when read
 (:class:`SteadyTickRecord`). A tick it cannot compute exactly so (inputs not each their
 buffer's newest, a wrench going stale, odometry of a link other than the root, other
-readers, a balance output read, forward dynamics turning on or off, the kernel declining) is
-computed the plain way, and a new SteadyTick is learnt from it.
+readers, forward dynamics turning on or off, the kernel declining) is computed the plain
+way, and a new SteadyTick is learnt from it. While ~/zmp, ~/capture_point or ~/cop is read,
+the steady tick publishes them too, from its record's result (:meth:`.loop.TickLoop.
+balance_messages`).
 
 A performance trick, and nothing else: the plain path gives the same messages, states and
 diagnostics (test/ros/test_steady_tick.py compares them on a stream that takes every way in
@@ -39,7 +41,7 @@ class SteadyTick:
 
     __slots__ = ("taken", "_read", "_stamp_ns", "_odometry", "_wrenches", "_stamps",
                  "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_senders",
-                 "_with_base", "_massless_at", "_timeout", "_messages")
+                 "_with_base", "_massless_at", "_timeout", "_messages", "_balance")
 
     @classmethod
     def learn(cls, loop, tick, read):
@@ -78,13 +80,13 @@ class SteadyTick:
         massless flag at ``massless_at`` of the kernel's output (``like``: a SteadyTick of the
         same readers and settings, whose publishing it takes); None when the next ticks
         need the plain way: the inputs not each its buffer's newest, a stale wrench, a base
-        state not from the odometry alone (:func:`_base_from`), a balance output read, no
-        compiled PreparedTick or no usable template pack. Its wrenches' stamps come from
+        state not from the odometry alone (:func:`_base_from`), no compiled PreparedTick or
+        no usable template pack. Its wrenches' stamps come from
         the matches once."""
         matches = loop.inputs.newest_matches()
         if matches is None or inputs.stale or prepared is None \
                 or not same_inputs(prepared.frame_wrenches, inputs.wrenches) \
-                or not _base_from(loop, inputs.odometry) or not read.isdisjoint(loop.balance):
+                or not _base_from(loop, inputs.odometry):
             return None
         pack = loop.model.messages.pack_for(fd, inputs)
         if not pack:
@@ -101,6 +103,7 @@ class SteadyTick:
         self._base, self._fd, self._prepared, self._pack = base, fd, prepared, pack
         self._with_base = settings.publish_base_tf and base[2]
         self._massless_at = massless_at
+        self._balance = not read.isdisjoint(loop.balance)     # ~/zmp, ... read
         if like is not None:
             self._names, self._tf, self._senders = like._names, like._tf, like._senders
             self._timeout, self._messages = like._timeout, like._messages
@@ -160,6 +163,9 @@ class SteadyTick:
             handle, publish = senders[name]
             with handle:
                 publish(data)
+        if self._balance:           # (the balance: computed from the result when read)
+            for publisher, msg in loop.balance_messages(record.result, record.stamp, read):
+                publisher.publish(msg)
         loop.publish_markers(record, read)
         return record
 

@@ -2,7 +2,8 @@
 (the default), one with every tick the plain way (``TickLoop.steady_ticks = False``); every
 per-tick message (field by field), ~/markers and ~/support_polygon, every state handed to
 the services and every tick's record (stamp, inputs, state, notes, result) must be the same,
-tick by tick. The stream takes the steady ticks every way they go: odometry and wrenches
+tick by tick; once more with ~/zmp, ~/capture_point and ~/cop read (published by the steady
+tick too, from its record's result). The stream takes the steady ticks every way they go: odometry and wrenches
 arriving (every 10th JointState: followed), ~/markers and the contact mechanics due (both
 read; the nodes' clock driven by the test, so that they are due at the same ticks), and out
 of them every way it can: a wrench going stale, efforts missing (forward dynamics off) and
@@ -16,7 +17,7 @@ import time
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import PolygonStamped
+from geometry_msgs.msg import PointStamped, PolygonStamped
 from visualization_msgs.msg import MarkerArray
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
@@ -25,6 +26,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from kin_dyn_ros.dynamics.compiled import jit_path, jit_status
 from kin_dyn_ros.node import KinDynNode
 from kin_dyn_ros.node.steady_tick import SteadyTickRecord
+from kin_dyn_ros_interfaces.msg import CentresOfPressure
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ros_helpers import (OUTPUTS, joint_state_msg, loopback_context,  # noqa: E402
@@ -43,6 +45,8 @@ PARAMS = {'contacts': list(FEET), 'world_frame': 'odom', 'rate': 0.0, 'use_odome
           'wrench_timeout': 0.1, **{f'contact.{c}.points': SOLE for c in FEET}}
 PER_TICK = ('tf', 'com', 'momentum', 'gravity', 'forward_dynamics')
 TICKS = 700
+BALANCE = {'zmp': (PointStamped, 'zmp'), 'capture_point': (PointStamped, 'capture_point'),
+           'cop': (CentresOfPressure, 'cop')}
 NOW = [0]           # the nodes' loops' clock [ns]: each JointState's arrival, 1 ms apart
 
 
@@ -51,33 +55,37 @@ def context():
     yield from loopback_context(67, 89)
 
 
-@pytest.fixture(scope='module')
-def nodes(context, icub_urdf):
+@pytest.fixture(scope='module', params=[False, True], ids=['', 'balance read'])
+def nodes(context, icub_urdf, request):
     """{'steady': node, 'plain': node} of iCub, each with a reader of every per-tick output,
-    ~/markers and ~/support_polygon, and a record of what it published and handed to the
-    services."""
-    made, helper = {}, rclpy_node(context)
+    ~/markers and ~/support_polygon (with ``request.param``: and of ~/zmp, ~/capture_point,
+    ~/cop), and a record of what it published and handed to the services."""
+    made, helper, balance = {}, rclpy_node(context), request.param
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(helper)
     try:
         for name in ('steady', 'plain'):
-            node = KinDynNode(context=context, namespace=f'{NAMESPACE}/{name}',
+            space = f'{NAMESPACE}/{name}{"_balance" if balance else ""}'
+            node = KinDynNode(context=context, namespace=space,
                               parameter_overrides=[Parameter('robot_description', value=icub_urdf),
                                                    *(Parameter(k, value=v)
                                                      for k, v in PARAMS.items())])
             node.loop.steady_ticks = name == 'steady'
             for key in PER_TICK + ('markers',):
                 msg_type, topic, qos = OUTPUTS[key]
-                topic = topic if topic.startswith('/') \
-                    else f'{NAMESPACE}/{name}/kin_dyn_node/{topic}'
+                topic = topic if topic.startswith('/') else f'{space}/kin_dyn_node/{topic}'
                 helper.create_subscription(msg_type, topic, lambda m: None, qos, raw=True)
-            helper.create_subscription(PolygonStamped,
-                                       f'{NAMESPACE}/{name}/kin_dyn_node/support_polygon',
+            helper.create_subscription(PolygonStamped, f'{space}/kin_dyn_node/support_polygon',
                                        lambda m: None, 10, raw=True)
+            for key, (msg_type, topic) in BALANCE.items() if balance else ():
+                helper.create_subscription(msg_type, f'{space}/kin_dyn_node/{topic}',
+                                           lambda m: None, 10, raw=True)
             executor.add_node(node)
             node.record = _recorded(node)
             node.record['markers'], node.record['support'] = _counted(
                 node.loop.publishers.markers), _counted(node.loop.mechanics._polygon_pub)
+            for key in BALANCE if balance else ():
+                node.record[key] = _counted(getattr(node.loop.publishers, key))
             node.loop.inputs._now_ns = lambda: NOW[0]    # (~/markers due at the same ticks)
             made[name] = node
         deadline = time.monotonic() + 10.0
@@ -87,6 +95,11 @@ def nodes(context, icub_urdf):
             executor.spin_once(timeout_sec=0.05)
         assert all(p.get_subscription_count() for n in made.values()
                    for p in n.loop.by_name.values()), 'the readers were not discovered'
+        while time.monotonic() < deadline and balance and not all(
+                n.loop.balance <= n.loop.publishers.is_read.current() for n in made.values()):
+            executor.spin_once(timeout_sec=0.05)
+        assert not balance or all(n.loop.balance <= n.loop.publishers.is_read.current()
+                                  for n in made.values()), 'no reader of the balance outputs'
         yield made
     finally:
         executor.shutdown()
@@ -227,7 +240,9 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes):
         _same_record(steady.loop.last_tick, plain.loop.last_tick, k)
         kinds.append(type(steady.loop.last_tick) is SteadyTickRecord)
         assert type(plain.loop.last_tick) is not SteadyTickRecord
-    for key, msg_type in (('markers', MarkerArray), ('support', PolygonStamped)):
+    balance = [(key, msg_type) for key, (msg_type, _) in BALANCE.items()
+               if key in steady.record]
+    for key, msg_type in (('markers', MarkerArray), ('support', PolygonStamped), *balance):
         ours, theirs = steady.record[key], plain.record[key]     # due at the same ticks
         assert [t for t, _ in ours] == [t for t, _ in theirs] and len(ours) >= 10, key
         for (t, a), (_, b) in zip(ours, theirs):
