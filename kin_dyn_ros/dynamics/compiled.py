@@ -279,6 +279,15 @@ class CompiledModel:
                                 c.min_cosine, com, com_velocity, out)
         return status, out
 
+    def world_frame_pose(self, poses, w_H_b, index):
+        """World pose (4, 4) of frame ``index`` from C_H_body (N, 4, 4) and the base pose
+        w_H_b (4, 4) (:func:`.kernels.world_frame_pose`)."""
+        out = np.empty((4, 4))
+        if type(w_H_b) is not np.ndarray or w_H_b.dtype != _F64 or not _usable(w_H_b.flags):
+            w_H_b = np.array(w_H_b, dtype=np.float64, order="C")
+        self.k.world_frame_pose(self.mf, self.mi, poses, w_H_b, int(index), out)
+        return out
+
     def frame_poses(self, poses, base_position):
         """World poses (F, 4, 4) of every frame from C_H_body (N, 4, 4). (Waits as
         :meth:`whole`.)"""
@@ -442,7 +451,7 @@ def _packed_ints(kernels, model):
 # shares its core.
 _TICK = ("tick",)
 _GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state", "balance",
-         "support_hull", "polygon_margin")
+         "support_hull", "polygon_margin", "world_frame_pose")
 _QUERIES = ("whole_body", "frame_query", "frame_poses", "frame_at_position", "whole_at_position")
 _LATER = ("horizon", "coriolis")
 _QUERIES_READY = threading.Event()     # cleared while _QUERIES load in the background
@@ -487,6 +496,8 @@ def _warm(compiled, names):
         square = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
         compiled.k.support_hull(square, np.array([0, 3]), h[None], z6[:3], h[:2, :3].copy(),
                                 h[2, :3], 1e-12, np.empty(compiled.k.support_layout(3)[-1]))
+    if "world_frame_pose" in names:
+        compiled.world_frame_pose(np.zeros((compiled.n + 1, 4, 4)), h, 0)
     if "polygon_margin" in names:
         compiled.k.polygon_margin(h[:3, :2].copy(), h[:3, :2].copy(), z6[:3], h[:2, :3].copy(),
                                   z6[:3])

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout", "tick",
-           "whole_body", "frame_query", "frame_poses", "scatter_words", "merge_joint_state",
+           "whole_body", "frame_query", "frame_poses", "world_frame_pose", "scatter_words", "merge_joint_state",
            "frame_at_position", "whole_at_position", "BAD_SHAPE",
            "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout", "balance",
            "balance_layout", "NOT_SOLES", "support_hull", "support_layout", "polygon_margin",
@@ -836,6 +836,16 @@ def frame_poses(mf, mi, poses, base_position, out):
     """World pose (F, 4, 4) of every frame from C_H_body (N, 4, 4) and the base position."""
     for f in range(mi[1]):
         _world_pose(mf, mi, poses, base_position, f, out[f])
+
+
+@_jit
+def world_frame_pose(mf, mi, poses, w_H_b, frame, out):
+    """World pose (4, 4) of frame index ``frame`` into ``out`` from C_H_body (N, 4, 4) and
+    the base pose ``w_H_b`` (4, 4) (its position): one frame of :func:`frame_poses`, the
+    same operations."""
+    _frame_pose(mf, mi, poses, frame, out)
+    for i in range(3):
+        out[i, 3] += w_H_b[i, 3]
 
 
 # ----------------------------------------------------------------------------- balance

@@ -114,6 +114,8 @@ def test_compute_tick_matches_the_numpy_core(pairs, name, rep):
         for tau in (st.tau, None):
             a = fast.compute_tick(st.w_H_b, st.s, st.base_vel, st.s_dot, tau, sensors)
             b = ref.compute_tick(st.w_H_b, st.s, st.base_vel, st.s_dot, tau, sensors)
+            singles = [a.world_H_frame(k) for k in range(len(a.frame_names))]   # one by one,
+            np.testing.assert_array_equal(singles, a.world_H_frames)    # then all: the same ops
             for field in ("joint_transforms", "base_pose", "com", "com_velocity",
                           "centroidal_momentum", "gravity_torques", "joint_quaternions",
                           "world_H_frames"):
