@@ -11,9 +11,12 @@ the force the environment applies to the link.
 
 At ``equilibrium_rate`` [Hz, counted in JointState stamps; 0 = off], on the ticks that are
 due, when the node has contacts and something reads one of these outputs (a subscriber to
-one of the three topics; or to ~/markers with ``publish_markers``, then at most at about
-``markers_rate``; each topic is published only while subscribed; their subscribers are
-counted at most every 20 ms, as the per-tick outputs', :class:`.outputs.ReadCounts`)
+one of the three topics; each topic is published only while subscribed; their subscribers
+are counted at most every 20 ms, as the per-tick outputs', :class:`.outputs.ReadCounts`);
+while only ~/markers reads the support, on each tick that publishes a ~/markers array
+(``markers_rate``; :meth:`ContactMechanics.markers_published`: the support shares that
+tick's result and balance, computed for the array, instead of making its own on another
+tick: ~8 us less per JointState at 1 kHz, docs/performance.md)
 (:meth:`ContactMechanics.steps`, after all the tick's
 outputs; on the node's sensor thread, one step in each moment with no input waiting, so that
 they never delay a queued JointState by more than a step: a tick that a newer one overtakes
@@ -84,15 +87,11 @@ THROTTLE_S = 5.0
 
 # -- the node's part -------------------------------------------------------------------------
 class ContactMechanics:
-    """Publishers and per-tick support of one node.
+    """Publishers and per-tick support of one node (its loop tells it when a ~/markers array,
+    where the support's markers go, is published: :meth:`markers_published`)."""
 
-    ``markers_read()`` tells whether the node's ~/markers arrays, where the support's markers
-    go, are read (published and subscribed).
-    """
-
-    def __init__(self, node, markers_read=lambda: False):
+    def __init__(self, node):
         self._node, self._logger = node, node.get_logger()
-        self._markers_read = markers_read
         self._log = ThrottledLogger(self._logger, THROTTLE_S)
         events = PublisherEventCallbacks(use_default_callbacks=False)
 
@@ -139,7 +138,7 @@ class ContactMechanics:
         self._support = self._state = self._stamp = self._balance = None
         self._phase = OnPhase()      # equilibrium_rate, by stamps
         self._margins = (-np.inf, -np.inf)
-        self._fresh = self._marked = False
+        self._fresh = self._marked = self._for_markers = False
 
     @property
     def contacts(self):
@@ -148,13 +147,15 @@ class ContactMechanics:
 
     # -- per tick ------------------------------------------------------------------------
     def update(self, kd, result, s, stamp):
-        """The support of a tick, when due (equilibrium_rate): ``result`` (TickResult of the
-        node's contacts: its ``balance`` tells the active ones), joint positions ``s`` (n,)
-        and its stamp. Computes nothing on the other ticks."""
+        """The support of a tick, when due (equilibrium_rate) and read, or after its ~/markers
+        array (:meth:`markers_published`): ``result`` (TickResult of the node's contacts: its
+        ``balance`` tells the active ones), joint positions ``s`` (n,) and its stamp.
+        Computes nothing on the other ticks."""
         self._fresh = False
         t = stamp_to_ns(stamp)
-        if not self._contacts or not (self._turn(t) and self._due(t)):
-            return
+        for_markers, self._for_markers = self._for_markers, False
+        if not self._contacts or not ((self._turn(t) and self._due(t)) or for_markers):
+            return          # (the phase first: a due tick takes its turn)
         try:
             balance = result.balance
             self._support = self._ground_support(result)
@@ -232,30 +233,26 @@ class ContactMechanics:
         ticks have none: the node then schedules no steps for them."""
         if not self._contacts:
             return False
-        if self._worker.expecting:
+        if self._worker.expecting or self._for_markers:
             return True
         period = self._period_ns            # (most ticks: not due, two calls in all)
         return period > 0 and self._phase.is_due(stamp_ns, period) and self._turn(stamp_ns)
 
-    def _markers_wait_over(self, t):
-        """Whether the support of a tick of stamp ``t`` [ns] is needed for ~/markers alone:
-        they are read and the last support is older than a marker period (less one
-        equilibrium period: the support comes on due ticks only)."""
-        if self._stamp is None:
-            return self._markers_read()
-        s = self._settings
-        age = t - stamp_to_ns(self._stamp)
-        return (not 0 <= age < 1e9 / s.markers_rate - 1e9 / s.equilibrium_rate) \
-            and self._markers_read()
+    def markers_published(self):
+        """The tick being computed published a ~/markers array: while none of the three
+        topics is read (else the support comes at equilibrium_rate anyway), the support of
+        this tick is computed in its steps (:meth:`has_work`, :meth:`update`), and its markers
+        go in the next array; nothing with ``equilibrium_rate`` 0 or no contacts."""
+        if self._contacts and self._period_ns > 0 and not self._read.any():
+            self._for_markers = True
 
     def _turn(self, t):
         """Whether a tick of stamp ``t`` [ns] computes the support: due (:meth:`_is_due`) and
-        read (a topic subscribed; or only ~/markers read, then at most at ``markers_rate``).
-        The turn of a due tick that nobody reads passes (the phase is kept) without work:
-        work nobody reads is not done."""
+        read (a topic subscribed). The turn of a due tick that nobody reads passes (the phase
+        is kept) without work: work nobody reads is not done."""
         if not self._is_due(t):
             return False
-        if self._read.any() or self._markers_wait_over(t):
+        if self._read.any():
             return True           # (:meth:`update` takes the turn)
         self._due(t)
         return False

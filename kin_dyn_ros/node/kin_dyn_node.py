@@ -148,7 +148,7 @@ class KinDynNode(Node):
         self._diag_timer = None
         self._pub = Publishers(self)
         self.loop = TickLoop(self._pub, self._inputs, self._log)
-        self._mechanics = ContactMechanics(self, self.loop.markers_read)
+        self._mechanics = ContactMechanics(self)
         self._planners = planner_services(self, self._settings.services_process)
         self.loop.connect(self._mechanics, self._planners)
         self._configure(self._settings)

@@ -228,11 +228,13 @@ class TickLoop:
 
     def publish_markers(self, tick, read):
         """The ~/markers array of the tick, when published, read (among the publishers
-        ``read``) and due at markers_rate (it then takes the turn)."""
+        ``read``) and due at markers_rate (it then takes the turn); the contact mechanics are
+        told (:meth:`.contact_mechanics.ContactMechanics.markers_published`)."""
         pub = self.publishers
         if self._settings.publish_markers and pub.markers in read and self._markers_due.due(
                 self.inputs.joint_state_received_ns, self._markers_period_ns):
             pub.markers.publish(self._marker_array(tick))
+            self.mechanics.markers_published()
 
     def render(self, tick, read=None):
         """[(publisher, message)] of the tick's per-tick outputs that are read (``read``:
@@ -295,10 +297,6 @@ class TickLoop:
     def balance(self):
         """The publishers of ~/zmp, ~/capture_point and ~/cop (a frozenset)."""
         return self._balance
-
-    def markers_read(self):
-        """Whether ~/markers arrays are published and subscribed."""
-        return self._settings.publish_markers and self.publishers.is_read(self.publishers.markers)
 
     def _new_stamp(self, stamp_ns):
         """False for a stamp already published; a stamp going backwards resets (logged)."""

@@ -265,16 +265,17 @@ def test_a_tick_with_nothing_to_do_is_a_single_step(system, ref):
     without another round of takes); a due tick yields before publishing its support. On a
     node of its own beside the system's, with the system's settings and no wrenches (no
     active contact: no request to the worker, so no answer either), at 100 Hz, its markers
-    read."""
+    read (the tick published an array)."""
     node = rclpy.create_node('kin_dyn_steps_probe', namespace=NAMESPACE,
                              context=system.node.context)
-    mechanics = ContactMechanics(node, markers_read=lambda: True)
+    mechanics = ContactMechanics(node)
     try:
         settings = replace(system.node.loop.settings, equilibrium_rate=100.0)
         mechanics.configure(ref, FEET, settings)                   # no URDF: no worker
         w_H_b, s = standing(ref)
         result = ref.compute_tick(w_H_b, s, np.zeros(6), np.zeros(ref.NDoF))
         due, next_tick = Time(sec=1000), Time(sec=1000, nanosec=1000)
+        mechanics.markers_published()
         assert len(list(mechanics.steps(ref, result, s, due))) == 1
         assert list(mechanics.steps(ref, result, s, next_tick)) == []
     finally:
@@ -284,33 +285,34 @@ def test_a_tick_with_nothing_to_do_is_a_single_step(system, ref):
 
 def test_a_support_nobody_reads_is_not_computed(system, ref):
     """Work nobody reads is not done: with no subscriber to the support's topics or the
-    torques' and ~/markers unread, a due tick has no contact mechanics (no step, no support)
-    and its turn passes (the next tick within the period is not due either); once the
-    markers are read, the next due tick computes it, and for the markers alone the support
-    comes at most at markers_rate (30 Hz: one due tick of 100 in three), then at 100 Hz once
-    a topic is subscribed. The probe node of the test above."""
+    torques' and no ~/markers array published, a due tick has no contact mechanics (no step,
+    no support) and its turn passes (the next tick within the period is not due either); for
+    ~/markers alone the support is computed on the ticks that publish an array (due or not:
+    markers_rate, by the node's clock), for the next array; at 100 Hz of stamps once a topic
+    is subscribed. The probe node of the test above."""
     node = rclpy.create_node('kin_dyn_unread_probe', namespace=NAMESPACE,
                              context=system.node.context)
-    read = [False]
-    mechanics = ContactMechanics(node, markers_read=lambda: read[0])
+    mechanics = ContactMechanics(node)
     try:
         settings = replace(system.node.loop.settings, equilibrium_rate=100.0, markers_rate=30.0)
         mechanics.configure(ref, FEET, settings)
         w_H_b, s = standing(ref)
         result = ref.compute_tick(w_H_b, s, np.zeros(6), np.zeros(ref.NDoF))
-        ticks = [Time(sec=1000, nanosec=k * 1_000_000) for k in (0, 1, 10, 11)]
+        ticks = [Time(sec=1000, nanosec=k * 1_000_000) for k in (0, 1, 7, 8)]
         assert not mechanics.has_work(stamp_to_ns(ticks[0]))
         assert list(mechanics.steps(ref, result, s, ticks[0])) == []
         assert mechanics.new_markers() is None
-        read[0] = True
         assert not mechanics.has_work(stamp_to_ns(ticks[1]))   # the unread tick had the turn
+        mechanics.markers_published()                          # an array at 7 ms (not due)
         assert mechanics.has_work(stamp_to_ns(ticks[2]))
         assert len(list(mechanics.steps(ref, result, s, ticks[2]))) == 1
         assert mechanics.new_markers() is not None
         assert not mechanics.has_work(stamp_to_ns(ticks[3]))
         computed = []
-        for k in range(2, 11):        # due ticks 20 ... 100 ms
+        for k in range(2, 11):        # due ticks 20 ... 100 ms, an array on every third
             tick = Time(sec=1000, nanosec=k * 10_000_000)
+            if k % 3 == 1:
+                mechanics.markers_published()
             computed.append(mechanics.has_work(stamp_to_ns(tick)))
             list(mechanics.steps(ref, result, s, tick))
         assert computed == [False, False, True, False, False, True, False, False, True]
@@ -338,7 +340,7 @@ def test_markers_colour_with_the_support_polygon_they_draw(system, ref, monkeypa
     from kin_dyn_ros.node import contact_mechanics
     node = rclpy.create_node('kin_dyn_colour_probe', namespace=NAMESPACE,
                              context=system.node.context)
-    mechanics = ContactMechanics(node, markers_read=lambda: True)
+    mechanics = ContactMechanics(node)
     try:
         settings = replace(system.node.loop.settings, equilibrium_rate=100.0)
         mechanics.configure(ref, FEET, settings)
@@ -351,6 +353,7 @@ def test_markers_colour_with_the_support_polygon_they_draw(system, ref, monkeypa
                                     contacts=mechanics.contacts,
                                     contact_threshold=settings.contact_force_threshold)
         both, left = tick(FEET), tick(('l_sole',))
+        mechanics.markers_published()
         assert len(list(mechanics.steps(ref, both, s, Time(sec=1000)))) == 1
         drawn = mechanics.new_markers()
         hulls = []
