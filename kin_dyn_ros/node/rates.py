@@ -12,10 +12,10 @@ that stamps that jitter about their nominal times (a driver stamping each messag
 clock) keep the rate: at ``publish_frequency`` 1000 a 1 kHz stream whose intervals vary by
 +-0.2 ms publishes on every tick, where the rule alone skips every tick that came early. A
 late stamp takes its turn late and the turns stay on their phase (up to three of the
-stream's intervals late; later, they restart from the stamp), so that a driver that sends a message late and
-the next ones early, to keep its rate, publishes all of them: the bench's 1 kHz publisher
-on a busy machine lost 0.1-0.3 % of /tf at 1000 Hz to the rule counted from the last due
-stamp (docs/performance.md).
+stream's intervals late; later, they restart from the stamp), so that a driver that sends a
+message late and the next ones early, to keep its rate, publishes all of them: the bench's
+1 kHz publisher on a busy machine lost 0.1-0.3 % of /tf at 1000 Hz to the rule counted from
+the last due stamp (docs/performance.md).
 """
 
 __all__ = ["SinceLast", "OnPhase", "AtMost"]

@@ -81,8 +81,7 @@ class SteadyTick:
         same readers and settings, whose publishing it takes); None when the next ticks
         need the plain way: the inputs not each its buffer's newest, a stale wrench, a base
         state not from the odometry alone (:func:`_base_from`), no compiled PreparedTick or
-        no usable template pack. Its wrenches' stamps come from
-        the matches once."""
+        no usable template pack. Its wrenches' stamps come from the matches once."""
         matches = loop.inputs.newest_matches()
         if matches is None or inputs.stale or prepared is None \
                 or not same_inputs(prepared.frame_wrenches, inputs.wrenches) \

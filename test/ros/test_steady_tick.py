@@ -3,12 +3,12 @@
 per-tick message (field by field), ~/markers and ~/support_polygon, every state handed to
 the services and every tick's record (stamp, inputs, state, notes, result) must be the same,
 tick by tick; once more with ~/zmp, ~/capture_point and ~/cop read (published by the steady
-tick too, from its record's result). The stream takes the steady ticks every way they go: odometry and wrenches
-arriving (every 10th JointState: followed), ~/markers and the contact mechanics due (both
-read; the nodes' clock driven by the test, so that they are due at the same ticks), and out
-of them every way it can: a wrench going stale, efforts missing (forward dynamics off) and
-back, a repeated stamp, a stamp going back, /tf at a lower rate than the ticks. Exact
-equality: both run the same kernels on the same arrays."""
+tick too, from its record's result). The stream takes the steady ticks every way they go:
+odometry and wrenches arriving (every 10th JointState: followed), ~/markers and the contact
+mechanics due (both read; the nodes' clock driven by the test, so that they are due at the
+same ticks), and out of them every way it can: a wrench going stale, efforts missing
+(forward dynamics off) and back, a repeated stamp, a stamp going back, /tf at a lower rate
+than the ticks. Exact equality: both run the same kernels on the same arrays."""
 
 import pathlib
 import sys
