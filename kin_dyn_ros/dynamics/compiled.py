@@ -470,12 +470,13 @@ def _warm(compiled, names):
         compiled.k.scatter_words(z6, z6, h, True, NO_FRAMES, NO_FRAMES, words, pairs,
                                  words.view(np.uint32), 0, 0)
     if "merge_joint_state" in names:
-        none, values = np.zeros(0, np.intp), np.zeros((3, 1))
+        none, values = np.zeros(0, np.int64), np.zeros((3, 1))
         flags = np.zeros(1, np.bool_)
         raw = np.zeros(8, np.uint8)
-        compiled.k.merge_joint_state(np.frombuffer(b"", np.uint8), 0, 0, none,   # read-only
-                                     raw, none, none, none, none, raw, raw.view(np.float64),
-                                     values, flags, flags, np.zeros(2, np.int64))
+        layout = compiled.k.merge_layout(0, 0, none, none, none, none, none, none)
+        compiled.k.merge_joint_state(np.frombuffer(b"", np.uint8), layout, raw,  # read-only
+                                     raw, raw.view(np.float64), values, flags, flags,
+                                     np.zeros(2, np.int64))
     if "read_stamped" in names:
         ints, raw = np.zeros(1, np.intp), np.zeros(48, np.uint8)
         for pose in (np.zeros((4, 4)), np.zeros((0, 0))):

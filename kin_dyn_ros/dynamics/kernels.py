@@ -28,7 +28,7 @@ from numba import njit
 
 __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout", "tick",
            "whole_body", "frame_query", "frame_poses", "world_frame_pose", "scatter_words",
-           "merge_joint_state", "frame_at_position", "whole_at_position", "BAD_SHAPE",
+           "merge_joint_state", "merge_layout", "frame_at_position", "whole_at_position", "BAD_SHAPE",
            "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout", "balance",
            "balance_layout", "NOT_SOLES", "support_hull", "support_layout", "polygon_margin",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV", "WANT_COMJ",
@@ -1978,21 +1978,34 @@ def _u32(data, p):
             | ((data[p + 3] + 0) << 24))
 
 
+def merge_layout(count, size, starts, lengths, columns, joints, mimic_columns, mimic_joints):
+    """The ``layout`` (int64) of :func:`merge_joint_state` for a name list of ``count`` names
+    taking ``size`` bytes whose bytes compared are the runs ``starts`` (offsets from the
+    first name) of ``lengths`` bytes each, and the merge's columns and joints (as
+    :func:`merge_joint_state` says): [count, size, runs, columns, mimic columns, then
+    starts, lengths, columns, joints, mimic_columns, mimic_joints]."""
+    return np.concatenate([[count, size, len(starts), len(columns), len(mimic_columns)],
+                           starts, lengths, columns, joints, mimic_columns,
+                           mimic_joints]).astype(np.int64)
+
+
 @_jit
-def merge_joint_state(data, count, size, keep, expected, columns, joints, mimic_columns,
-                      mimic_joints, raw, block, values, received, effort_received, stamp):
+def merge_joint_state(data, layout, expected, raw, block, values, received, effort_received,
+                      stamp):
     """Merge a sensor_msgs/JointState from its plain little-endian CDR bytes ``data``
-    (uint8) whose name list is a known one: ``count`` names taking ``size`` bytes, whose
-    bytes at ``keep`` (offsets from the list's first name) are ``expected`` (the padding
-    between them is not compared), with ``count`` positions, velocities and efforts.
+    (uint8) whose name list is a known one (``layout``, :func:`merge_layout`): ``count``
+    names taking ``size`` bytes, whose bytes in the runs (offsets from the list's first
+    name) are ``expected`` (the padding between them is not compared), with ``count``
+    positions, velocities and efforts.
 
     ``raw`` (uint8, 24 (count + 1)) and ``block`` (float64, 3 (count + 1)) are one scratch
-    buffer seen both ways (aligned: the bytes' doubles are not). Columns ``columns``
-    (message index + 1) of position, velocity and effort go to the model joints ``joints``
-    of ``values`` (3, n) (rows position, velocity, effort), which are marked ``received``
-    and ``effort_received``; the efforts of ``mimic_columns`` go to ``mimic_joints``.
-    ``stamp`` (2,) gets the header's sec (int32) and nanosec. Returns OK; NOT_FINITE (a
-    value is NaN or inf) or UNREAD (other bytes) change nothing."""
+    buffer seen both ways (aligned: the bytes' doubles are not). Columns (message index + 1)
+    of position, velocity and effort go to the model joints of ``values`` (3, n) (rows
+    position, velocity, effort), which are marked ``received`` and ``effort_received``; the
+    efforts of the mimic columns go to their mimic joints. ``stamp`` (2,) gets the header's
+    sec (int32) and nanosec. Returns OK; NOT_FINITE (a value is NaN or inf) or UNREAD
+    (other bytes) change nothing."""
+    count, size, runs, ncols, nmimic = layout[0], layout[1], layout[2], layout[3], layout[4]
     nbytes = data.shape[0]
     if nbytes < 16 or data[0] != 0 or data[1] != 1 or data[2] != 0 or data[3] != 0:
         return UNREAD
@@ -2003,9 +2016,13 @@ def merge_joint_state(data, count, size, keep, expected, columns, joints, mimic_
     start = p + 4
     if start + size > nbytes:
         return UNREAD
-    for i in range(keep.shape[0]):
-        if data[start + keep[i]] != expected[i]:
-            return UNREAD
+    k = 0
+    for j in range(runs):                        # the names' bytes, run by run
+        at = start + layout[5 + j]
+        for i in range(layout[5 + runs + j]):
+            if data[at + i] != expected[k]:
+                return UNREAD
+            k += 1
     p = start + size
     p += -(p - 4) % 4                            # the positions' count
     first = p + 4
@@ -2023,13 +2040,16 @@ def merge_joint_state(data, count, size, keep, expected, columns, joints, mimic_
             v = block[r * width + c]
             if v != v or v == np.inf or v == -np.inf:
                 return NOT_FINITE
-    for i in range(columns.shape[0]):
+    cols = 5 + 2 * runs
+    for i in range(ncols):
+        column, joint = layout[cols + i], layout[cols + ncols + i]
         for r in range(3):
-            values[r, joints[i]] = block[r * width + columns[i]]
-        received[joints[i]] = True
-        effort_received[joints[i]] = True
-    for i in range(mimic_columns.shape[0]):
-        values[2, mimic_joints[i]] = block[2 * width + mimic_columns[i]]
+            values[r, joint] = block[r * width + column]
+        received[joint] = True
+        effort_received[joint] = True
+    mimic = cols + 2 * ncols
+    for i in range(nmimic):
+        values[2, layout[mimic + nmimic + i]] = block[2 * width + layout[mimic + i]]
     sec = _u32(data, 4)
     stamp[0] = sec - 4294967296 if sec >= 2147483648 else sec
     stamp[1] = _u32(data, 8)

@@ -28,7 +28,8 @@ class CompiledJointStates:
     with ``kernels`` (:mod:`..dynamics.kernels`, compiled)."""
 
     def __init__(self, kernels, merger):
-        self._merge, self._ok = kernels.merge_joint_state, kernels.OK
+        self._merge, self._layout, self._ok = kernels.merge_joint_state, \
+            kernels.merge_layout, kernels.OK
         self._merger = merger
         self._values, self._received, self._effort_received = merger.merged_arrays()
         self._layouts = []            # [(names, kernel arguments)], most recent first
@@ -54,11 +55,13 @@ class CompiledJointStates:
         columns = self._merger.block_columns(names)
         if layout is None or columns is None or any(n == names for n, _ in self._layouts):
             return
-        src, dst, mimic_src, mimic_dst = (np.ascontiguousarray(c, np.intp) for c in columns)
+        keep = np.asarray(layout.keep, np.int64)        # the compared offsets, as runs
+        breaks = np.flatnonzero(np.diff(keep) != 1) + 1
+        starts = keep[np.concatenate([[0], breaks])] if len(keep) else keep
+        lengths = np.diff(np.concatenate([[0], breaks, [len(keep)]])) if len(keep) else keep
         raw = np.zeros(24 * (len(names) + 1), np.uint8)       # the kernel's scratch
-        args = (len(names), layout.size, np.ascontiguousarray(layout.keep, np.intp),
-                np.ascontiguousarray(layout.expected, np.uint8), src, dst, mimic_src, mimic_dst,
-                raw, raw.view(np.float64))
+        args = (self._layout(len(names), layout.size, starts, lengths, *columns),
+                np.ascontiguousarray(layout.expected, np.uint8), raw, raw.view(np.float64))
         self._layouts = [(names, args)] + self._layouts[:LAYOUTS - 1]
 
 
