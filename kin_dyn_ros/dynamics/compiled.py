@@ -283,8 +283,7 @@ class CompiledModel:
         """World pose (4, 4) of frame ``index`` from C_H_body (N, 4, 4) and the base pose
         w_H_b (4, 4) (:func:`.kernels.world_frame_pose`)."""
         out = np.empty((4, 4))
-        if type(w_H_b) is not np.ndarray or w_H_b.dtype != _F64 or not _usable(w_H_b.flags):
-            w_H_b = np.array(w_H_b, dtype=np.float64, order="C")
+        w_H_b, = inputs(("w_H_b", w_H_b, (4, 4)))
         self.k.world_frame_pose(self.mf, self.mi, poses, w_H_b, int(index), out)
         return out
 

@@ -28,7 +28,8 @@ from numba import njit
 
 __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout", "tick",
            "whole_body", "frame_query", "frame_poses", "world_frame_pose", "scatter_words",
-           "merge_joint_state", "merge_layout", "frame_at_position", "whole_at_position", "BAD_SHAPE",
+           "merge_joint_state", "merge_layout", "frame_at_position", "whole_at_position",
+           "BAD_SHAPE",
            "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout", "balance",
            "balance_layout", "NOT_SOLES", "support_hull", "support_layout", "polygon_margin",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV", "WANT_COMJ",

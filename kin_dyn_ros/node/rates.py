@@ -29,9 +29,9 @@ class SinceLast:
     first stamp is due and takes its turn; a later stamp is due from half the stream's mean
     interval before the next turn (the mean of the intervals up to a period: a pause is not
     an interval) and takes it, or, when it is more than MAKE_UP mean intervals late, a turn
-    of its own (the turns restart from it: no burst after a pause). A stamp
-    before the last due one (a bag restart, a clock jump) is due and restarts from there;
-    the same stamp again is not due."""
+    of its own (the turns restart from it: no burst after a pause). A stamp before the last
+    due one (a bag restart, a clock jump) is due and restarts from there; the same stamp
+    again is not due."""
 
     def __init__(self):
         self._last_ns = self._turn_ns = self._previous_ns = self._interval_ns = None

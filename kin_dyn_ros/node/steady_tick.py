@@ -134,12 +134,9 @@ class SteadyTick:
                 return None
             ages.append(age)
         merger, ticker = sensors.merger, loop.ticker
-        if self._fd and merger.efforts_complete:   # (the reads and settings it was made for)
-            tau, fd_note = merger.efforts, ""
-        else:
-            tau, fd_note = ticker.torques(merger, loop.publishers.forward_dynamics in read)
-            if (tau is not None) != self._fd:
-                return None
+        tau, fd_note = ticker.torques(merger, loop.publishers.forward_dynamics in read)
+        if (tau is not None) != self._fd:
+            return None
         s, s_dot = merger.state()
         w_H_b, nu, have_base, representation = self._base
         got = self._prepared.run(w_H_b, s, nu, s_dot, tau)
