@@ -254,6 +254,21 @@ class PreparedTick:
             return None
         return (out, poses) if status == self._ok else None
 
+    def renewed(self, frame_wrenches):
+        """A PreparedTick of new values of the same wrenches: ``frame_wrenches`` must name
+        the same links and frames as :attr:`frame_wrenches`, in the same order (not
+        checked: the caller matched them); its index arrays are this one's. None for a
+        value that is not (6,) (a wrench that is not finite: :meth:`run` declines)."""
+        if not frame_wrenches:
+            return self
+        try:
+            values = np.array([w for _, w in frame_wrenches.values()], dtype=np.float64)
+        except (TypeError, ValueError):
+            return None
+        if values.shape != (len(frame_wrenches), 6):
+            return None
+        return PreparedTick(self.kd, frame_wrenches, self._targets, values.reshape(-1))
+
     def result(self, w_H_b, out, poses, fd, contacts=None, threshold=0.0):
         """The :class:`TickResult` of :meth:`run`'s ``out`` and ``poses`` at ``w_H_b`` (``fd``:
         torques were given), as compute_tick gives it with ``contacts`` and ``threshold``."""

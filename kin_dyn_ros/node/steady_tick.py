@@ -60,9 +60,13 @@ class SteadyTick:
         """The SteadyTick of the latest JointState's tick and those after it, once odometry
         or wrenches were taken since this one (:attr:`taken` is not the inputs'): the inputs
         matched to its stamp (:meth:`.inputs.SensorInputs.for_tick`), their base state and
-        PreparedTick; None when the plain way must compute it (:meth:`_make`)."""
+        PreparedTick; None when the plain way must compute it (:meth:`_make`). When the
+        inputs are new values of this one's (:meth:`_newest`), only what changes is made."""
         sensors, ticker = loop.inputs, loop.ticker
         stamp_ns = sensors.joint_state_stamp_ns
+        newest = self._newest(sensors, ticker.contacts, stamp_ns)
+        if newest is not None:
+            return self._renewed(loop, stamp_ns, *newest)
         inputs = sensors.for_tick(stamp_ns, ticker.contacts, loop.settings.wrench_timeout)
         odometry = inputs.odometry
         if not _base_from(loop, odometry):     # (before base_state: it would log or need s)
@@ -71,6 +75,46 @@ class SteadyTick:
         base = (w_H_b, nu, have_base, self._base[3])
         return self._make(loop, self._read, stamp_ns, inputs, base,
                           ticker.prepare(inputs.wrenches), self._fd, self._massless_at, self)
+
+    def _newest(self, sensors, contacts, stamp_ns):
+        """(odometry, [(contact, Timed)]): each buffer's newest input, when these are what
+        :meth:`.inputs.SensorInputs.for_tick` matches to ``stamp_ns`` and to every later
+        stamp (none is newer than it), of the same links as this one's (the odometry's
+        child; each wrench's contact and frame, in the order of ``contacts``), and none
+        was left out as stale here; else None (the general way)."""
+        odometry = sensors.odometry_buffer[-1] if sensors.odometry_buffer else None
+        mine = self._odometry
+        if (odometry is None) != (mine is None) or odometry is not None and (
+                odometry.frame != mine.frame or odometry.stamp_ns > stamp_ns):
+            return None
+        wrenches, buffers, frames = [], sensors.wrench_buffers, self._wrenches
+        for contact in contacts:
+            buffer = buffers.get(contact)
+            if buffer:
+                w = buffer[-1]
+                known = frames.get(contact)
+                if known is None or known[0] != w.frame or w.stamp_ns > stamp_ns:
+                    return None
+                wrenches.append((contact, w))
+        if len(wrenches) != len(frames):
+            return None
+        return odometry, wrenches
+
+    def _renewed(self, loop, stamp_ns, odometry, matched):
+        """The SteadyTick of :meth:`_newest`'s inputs: the same layout, pack and
+        publishing as this one, their base state and PreparedTick (the same targets, new
+        values); None when the core refuses them (the plain way then names why)."""
+        wrenches = {contact: (w.frame, w.value) for contact, w in matched}
+        prepared = self._prepared.renewed(wrenches)
+        if prepared is None:
+            return None
+        base = self._base
+        if odometry is not None:
+            w_H_b, nu, have_base = loop.ticker.base_state(odometry, None, None)
+            base = (w_H_b, nu, have_base, base[3])
+        stamps = [(contact, w.stamp_ns) for contact, w in matched]
+        return SteadyTick(loop, self._read, stamp_ns, odometry, wrenches, stamps, base,
+                          prepared, self._pack, self._fd, self._massless_at, self)
 
     @classmethod
     def _make(cls, loop, read, stamp_ns, inputs, base, prepared, fd, massless_at, like=None):
@@ -91,14 +135,14 @@ class SteadyTick:
         if not pack:
             return None
         stamps = [(c, w.stamp_ns) for c, w in matches[1] if c in inputs.wrenches]
-        return cls(loop, read, stamp_ns, inputs, stamps, base, prepared, pack, fd, massless_at,
-                   like)
+        return cls(loop, read, stamp_ns, inputs.odometry, inputs.wrenches, stamps, base,
+                   prepared, pack, fd, massless_at, like)
 
-    def __init__(self, loop, read, stamp_ns, inputs, stamps, base, prepared, pack, fd,
-                 massless_at, like=None):
+    def __init__(self, loop, read, stamp_ns, odometry, wrenches, stamps, base, prepared, pack,
+                 fd, massless_at, like=None):
         settings = loop.settings
         self.taken, self._read, self._stamp_ns = loop.inputs.taken, read, stamp_ns
-        self._odometry, self._wrenches, self._stamps = inputs.odometry, inputs.wrenches, stamps
+        self._odometry, self._wrenches, self._stamps = odometry, wrenches, stamps
         self._base, self._fd, self._prepared, self._pack = base, fd, prepared, pack
         self._with_base = settings.publish_base_tf and base[2]
         self._massless_at = massless_at

@@ -221,6 +221,38 @@ def test_a_prepared_tick_is_compute_tick(pairs, name, rep):
         fast.prepared_tick({links[-1]: (links[1], np.ones(6)), links[-2]: (links[1], one_nan)})
 
 
+def test_a_renewed_prepared_tick_is_the_prepared_tick_of_its_values(pairs, rep):
+    """PreparedTick.renewed (new values of the same wrenches: the node's steady tick on
+    each new wrench) runs as a PreparedTick made of those wrenches, bit for bit; the old one
+    keeps its values; None for a value that is not (6,), and a NaN is declined by run;
+    without wrenches it is the same PreparedTick."""
+    case, fast, _ = _pair(pairs, "icub", rep)
+    links = case.links
+    old = {links[-1]: (links[1], np.linspace(-3.0, 4.0, 6)),
+           links[5]: (links[5], np.linspace(5.0, -1.0, 6))}
+    new = {links[-1]: (links[1], np.linspace(2.0, -7.0, 6)),
+           links[5]: (links[5], np.linspace(-4.0, 9.0, 6))}
+    prepared = fast.prepared_tick(old)
+    renewed = prepared.renewed(new)
+    assert renewed.frame_wrenches is new
+    st = _states(case, 1)[0]
+    for tau in (st.tau, None):
+        def packed(p):
+            out, poses = p.run(st.w_H_b, st.s, st.base_vel, st.s_dot, tau)
+            return p.result(st.w_H_b, out, poses, tau is not None).packed
+        got, before = packed(renewed), packed(prepared)
+        np.testing.assert_array_equal(got, packed(fast.prepared_tick(new)))
+        np.testing.assert_array_equal(before, packed(fast.prepared_tick(old)))
+        assert np.array_equal(got, before, equal_nan=True) == (tau is None)   # (fd only)
+    assert prepared.renewed({links[-1]: (links[1], np.ones(5)), links[5]: (links[5],
+                                                                          np.ones(6))}) is None
+    nan = prepared.renewed({links[-1]: (links[1], np.full(6, np.nan)),
+                            links[5]: (links[5], np.ones(6))})
+    assert nan.run(st.w_H_b, st.s, st.base_vel, st.s_dot, st.tau) is None
+    none = fast.prepared_tick({})
+    assert none.renewed({}) is none
+
+
 def test_the_tick_kernel_refuses_wrong_shapes_before_reading(pairs):
     """kernels.tick checks every shape (BAD_SHAPE) before reading: a PreparedTick passes the
     node's arrays straight in."""
