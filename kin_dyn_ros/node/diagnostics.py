@@ -42,6 +42,8 @@ class TickStats:
         self.window = window
         self._ticks = deque(maxlen=kept)
         self._merged = deque(maxlen=kept)
+        # record((t, duration, cpu)): add's, without a call of its own (the tick's, each tick)
+        self.record = self._ticks.append
 
     def add(self, t, duration, cpu):
         """Record a tick that ended at ``t`` [s] and took ``duration`` [s] of wall time and

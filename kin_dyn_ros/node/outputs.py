@@ -16,6 +16,7 @@ QoS: /tf KEEP_LAST 100 reliable volatile and /tf_static KEEP_LAST 1 reliable tra
 
 import contextlib
 import copy
+import math
 import time
 
 import numpy as np
@@ -100,12 +101,14 @@ class ReadCounts:
     """Which of ``publishers`` have a subscriber, counted at most every ``period_ns``.
 
     ``read_counts(publisher)`` tells whether ``publisher`` had a subscriber when last
-    counted: at most ``period_ns`` ago (monotonic clock); all are counted again after that.
-    ``read_counts.any()`` whether any of them had one."""
+    counted: at most ``period_ns`` ago (``time.perf_counter``); all are counted again after
+    that. ``read_counts.any()`` whether any of them had one. :attr:`read` is the set of the
+    last count, valid until :attr:`fresh_until` [s, perf_counter]: a caller that has the time
+    (the tick) takes it without a call."""
 
     def __init__(self, publishers, period_ns=READERS_PERIOD_NS):
-        self._publishers, self._period_ns = tuple(publishers), period_ns
-        self._read, self._counted_ns = frozenset(), None
+        self._publishers, self._period = tuple(publishers), period_ns * 1e-9
+        self.read, self.fresh_until = frozenset(), -math.inf
 
     def __call__(self, publisher):
         return publisher in self.current()
@@ -113,14 +116,18 @@ class ReadCounts:
     def any(self):
         return bool(self.current())
 
-    def current(self):
+    def current(self, now=None):
         """The set of ``publishers`` that had a subscriber when last counted (one tick asks
-        once)."""
-        now = time.monotonic_ns()
-        if self._counted_ns is None or now - self._counted_ns >= self._period_ns:
-            self._counted_ns = now
-            self._read = frozenset(p for p in self._publishers if p.get_subscription_count())
-        return self._read
+        once); ``now``: ``time.perf_counter()`` if the caller has it."""
+        now = time.perf_counter() if now is None else now
+        if now >= self.fresh_until:
+            self.fresh_until = now + self._period
+            self.read = frozenset(p for p in self._publishers if p.get_subscription_count())
+        return self.read
+
+    def expire(self):
+        """Count again at the next call (e.g. a test that waited for a subscriber)."""
+        self.fresh_until = -math.inf
 
 
 def byte_publisher(publisher):
