@@ -42,13 +42,10 @@ class TickStats:
         self.window = window
         self._ticks = deque(maxlen=kept)
         self._merged = deque(maxlen=kept)
-        # record((t, duration, cpu)): add's, without a call of its own (the tick's, each tick)
+        # record((t, duration, cpu)): a tick that ended at t [s] and took duration [s] of
+        # wall time and cpu [s] of its thread's CPU time (None: not read for this tick); the
+        # deque's own append, without a Python call (the tick records one each tick)
         self.record = self._ticks.append
-
-    def add(self, t, duration, cpu):
-        """Record a tick that ended at ``t`` [s] and took ``duration`` [s] of wall time and
-        ``cpu`` [s] of its thread's CPU time (None: not read for this tick)."""
-        self._ticks.append((t, duration, cpu))
 
     def copy(self):
         """A copy (C copies of the records: ~0.1 ms for a full window, against ~1 ms for

@@ -59,13 +59,11 @@ class TickLoop:
     def __init__(self, publishers, inputs, log):
         self.lock = threading.RLock()
         self.stats = TickStats()
-        self._record = self.stats.record
         self.last_tick = None        # the last tick computed (a :class:`.tick.Tick`)
         self.ticker = None           # the model's :class:`.tick.TickComputer` (None: no model)
         self.sensors = self.mechanics = self.planners = None
         self.timer = None            # the node's timer that ticks (``rate`` > 0), else None
         self.publishers, self.inputs = publishers, inputs
-        self._counts = publishers.is_read
         self.by_name = {"tf": publishers.tf, "com": publishers.com,       # per-tick outputs
                         "momentum": publishers.momentum, "gravity": publishers.gravity,
                         "forward_dynamics": publishers.forward_dynamics}
@@ -194,7 +192,7 @@ class TickLoop:
         else:                                    # its thread CPU time read (CPU_EVERY)
             self._unsampled, self._sampled_at = CPU_EVERY - 1, start
             start_cpu = time.thread_time()
-        counts = self._counts         # (its last count while fresh: no call)
+        counts = self.publishers.is_read     # (its last count while fresh: no call)
         read = counts.read if start < counts.fresh_until else counts.current(start)
         steady = self._steady
         if steady is not None and steady.taken != inputs.taken:   # odometry, wrenches came
@@ -214,7 +212,7 @@ class TickLoop:
         self.last_tick = tick
         cpu = None if start_cpu is None else time.thread_time() - start_cpu
         end = time.perf_counter()                 # (cpu inside the wall interval: <= duration)
-        self._record((end, end - start, cpu))     # (stats.add, without its call)
+        self.stats.record((end, end - start, cpu))
         if self._deferred is not None or self.mechanics.has_work(stamp_ns):
             self._schedule_steps(tick)      # (else it would do nothing)
 

@@ -525,7 +525,7 @@ def test_templates_survive_stale_padding(icub):
 def test_tick_stats_and_diagnostics():
     stats = TickStats(window=1.0)
     for t, d, c in ((0.0, 1.0, 0.9), (0.5, 0.002, 0.0015), (1.2, 0.004, 0.0005)):
-        stats.add(t, d, c)
+        stats.record((t, d, c))
     for t in (0.1, 0.9, 1.1):
         stats.merged(t)
     assert stats.summary(1.2) == (2, pytest.approx(0.003), 0.004, pytest.approx(0.001), 0.0015,
@@ -533,11 +533,11 @@ def test_tick_stats_and_diagnostics():
     assert stats.summary(3.0) == (0, 0.0, 0.0, 0.0, 0.0, 0)
     bounded = TickStats(window=1.0, kept=3)       # only the last `kept` ticks are kept
     for k in range(5):
-        bounded.add(0.1 * k, 0.001 * (k + 1), 0.0005)
+        bounded.record((0.1 * k, 0.001 * (k + 1), 0.0005))
     assert bounded.summary(0.5) == (3, pytest.approx(0.004), 0.005, pytest.approx(0.0005),
                                     0.0005, 0)
     copied = stats.copy()          # (/diagnostics sums a copy, outside the node's lock)
-    stats.add(1.3, 0.5, 0.5)
+    stats.record((1.3, 0.5, 0.5))
     stats.merged(1.3)
     assert copied.summary(1.2) == (2, pytest.approx(0.003), 0.004, pytest.approx(0.001),
                                    0.0015, 2)
@@ -546,11 +546,11 @@ def test_tick_stats_and_diagnostics():
     sampled = TickStats(window=1.0)           # the CPU time read on some ticks only
     for t, d, c in ((0.1, 0.002, None), (0.2, 0.003, 0.001), (0.3, 0.001, None),
                     (0.4, 0.002, 0.003)):
-        sampled.add(t, d, c)
+        sampled.record((t, d, c))
     assert sampled.summary(0.5) == (4, pytest.approx(0.002), 0.003, pytest.approx(0.002),
                                     0.003, 0)
     sampled = TickStats(window=1.0)
-    sampled.add(0.1, 0.002, None)
+    sampled.record((0.1, 0.002, None))
     assert sampled.summary(0.5) == (1, 0.002, 0.002, 0.0, 0.0, 0)
     inputs = InputsReport(joint_state_age=0.01, missing_joints=['x'], odometry_age=None,
                           wrenches=[('l_sole', 0.02, False), ('r_sole', 0.3, True),
