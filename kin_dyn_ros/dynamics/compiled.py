@@ -448,7 +448,7 @@ def _packed_ints(kernels, model):
 # for: the node loads ``_QUERIES`` from the cache when it is done; from a warm cache too they
 # load in the background, ~0.1 s). Two compiling processes on two cores: the tick's never
 # shares its core.
-_TICK = ("tick",)
+_TICK = ("tick", "steady_tick")
 _GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state", "balance",
          "support_hull", "polygon_margin", "world_frame_pose")
 _QUERIES = ("whole_body", "frame_query", "frame_poses", "frame_at_position", "whole_at_position")
@@ -462,6 +462,14 @@ def _warm(compiled, names):
     h, z, z6 = np.eye(4), np.zeros(compiled.n), np.zeros(6)
     if "tick" in names:
         compiled.tick(2, h, z, z6, z, z, NO_TARGETS, _EMPTY)
+    if "steady_tick" in names:      # (as the node's steady tick calls it)
+        buf, pairs = np.zeros(8, np.uint8), np.zeros((1, 2), np.intp)
+        words = np.zeros(7 + 22 + 2 * compiled.n)
+        compiled.k.steady_tick(compiled.mf, compiled.mi, 2, h, z, z6, z, z, NO_TARGETS,
+                               _EMPTY, np.empty(22 * compiled.n + 19),
+                               np.empty((compiled.n + 1, 4, 4)), np.empty(1),
+                               np.zeros(2, np.int64), True, False, 0.1, True, words, 7, 1, 0,
+                               buf, NO_FRAMES, NO_FRAMES, pairs)
     if "frame_poses" in names:
         compiled.frame_poses(np.zeros((compiled.n + 1, 4, 4)), np.zeros(3))
     if "scatter_words" in names:

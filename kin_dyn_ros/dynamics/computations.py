@@ -254,6 +254,13 @@ class PreparedTick:
             return None
         return (out, poses) if status == self._ok else None
 
+    def arguments(self):
+        """(kernels, (mf, mi, representation code), (targets, values), out's length, poses'
+        shape) of :meth:`run`'s kernel call, for a caller that runs it inside a kernel of its
+        own (:func:`.kernels.steady_tick`; ``kernels`` the compiled module)."""
+        return self.kd._jit.k, (self._mf, self._mi, self.kd._rep_code), \
+            (self._targets, self.values), self._size, (self._bodies, 4, 4)
+
     def renewed(self, frame_wrenches):
         """A PreparedTick of new values of the same wrenches: ``frame_wrenches`` must name
         the same links and frames as :attr:`frame_wrenches`, in the same order (not

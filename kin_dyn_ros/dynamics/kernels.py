@@ -33,7 +33,7 @@ __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout
            "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout", "balance",
            "balance_layout", "NOT_SOLES", "support_hull", "support_layout", "polygon_margin",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV", "WANT_COMJ",
-           "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE"]
+           "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE", "steady_tick", "STALE"]
 
 OK, NOT_FINITE, SINGULAR, BAD_SHAPE = 0, 1, 2, 3
 MIXED, BODY, INERTIAL = 2, 1, 0                       # Representations' values
@@ -2145,3 +2145,48 @@ def share_state(words, bits, header, generation, code, w_H_b, s, nu, s_dot):
     bits[2] = check
     return OK
 
+
+
+# ------------------------------------------------------------------ a node's steady tick
+
+STALE = 5          # steady_tick: an input older than the timeout (nothing was written)
+
+
+@_jit
+def steady_tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses, ages,
+                stamps, with_pose, with_odometry, timeout, fd, words, header, generation, code,
+                buf, sources, places, pairs):
+    """A node's tick in one call: :func:`tick`, its state into shared memory
+    (:func:`share_state`) and its numbers into a buffer of serialised messages
+    (:func:`scatter_words`), for a tick whose inputs keep their layout.
+
+    ``stamps`` (int64, 2 + k): the tick's stamp, the odometry's and each wrench's [ns];
+    ``ages`` (1 + k,) gets the odometry's age (0 without ``with_odometry``) and each
+    wrench's [s], ``(tick - input) * 1e-9``; a wrench whose age is not within ``timeout``
+    [s] returns STALE before anything is written. Then :func:`tick` (its status returned
+    when not OK); then, when ``words`` is not empty, the state with the sequence word
+    ``words[0]`` odd while writing and even after; then the per-tick messages in ``buf``
+    (uint8): float64 word ``places[i]`` = element ``sources[i]`` of ``out``, the pose of
+    ``w_H_b`` (only ``with_pose``) and the ages (only with ``fd``), each row of ``pairs``
+    the stamp's (sec modulo 2**32, nanosec) as 32-bit words."""
+    stamp = stamps[0]
+    ages[0] = (stamp - stamps[1]) * 1e-9 if with_odometry else 0.0
+    for c in range(1, ages.shape[0]):
+        age = (stamp - stamps[1 + c]) * 1e-9
+        if not abs(age) <= timeout:
+            return STALE
+        ages[c] = age
+    status = tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses)
+    if status != OK:
+        return status
+    if words.shape[0] > 0:
+        sequence = words[0]
+        words[0] = sequence + 1.0
+        share_state(words, words.view(np.uint64), header, generation, code, w_H_b, s, nu,
+                    s_dot)
+        words[0] = sequence + 2.0
+    sec = stamp // 1_000_000_000
+    nanosec = stamp - sec * 1_000_000_000
+    scatter_words(out, ages if fd else ages[:0], w_H_b, with_pose, sources, places,
+                  buf.view(np.float64), pairs, buf.view(np.uint32), sec % 4294967296, nanosec)
+    return OK

@@ -404,19 +404,18 @@ class TickMessages:
             return self._one_by_one(result, ns_to_stamp(stamp_ns), inputs, wanted, with_base)
         ages = None if not fd else np.array(
             [inputs.odometry_age or 0.0, *map(inputs.wrench_ages.__getitem__, inputs.wrenches)])
-        return self.packed_outputs(pack, result.packed, result.base_pose, ages, stamp_ns,
-                                   wanted, with_base)
+        names, aliases, base = self.packed_layout(wanted, fd, with_base)
+        return pack.render(result.packed, _NO_AGES if ages is None else ages,
+                           result.base_pose, base, ns_words(stamp_ns), names, aliases)
 
-    def packed_outputs(self, pack, packed, base_pose, ages, stamp_ns, wanted, with_base):
-        """:meth:`per_tick` by ``pack`` (:meth:`pack_for`) from a tick's TickResult.packed
-        and base pose (4, 4): ``wanted`` and, when ``ages`` (1 + k,) are given (the
-        odometry's and each wrench's age [s]; None: no forward dynamics),
-        "forward_dynamics"."""
+    def packed_layout(self, wanted, fd, with_base):
+        """(names, aliases, with_pose) of :meth:`per_tick`'s outputs ``wanted`` from a pack
+        (:meth:`pack_for`; :meth:`.template_pack.TemplatePack.render`'s arguments): the
+        names with "forward_dynamics" when ``fd``, "tf" as the pack's /tf with or without
+        world -> root link, and whether the base pose is written (it is then in /tf)."""
         base = with_base and self.world_link is None and "tf" in wanted
-        names = wanted if ages is None else (*wanted, "forward_dynamics")
-        aliases = _TF_ALL if base else _TF_JOINTS      # "tf": the pack's /tf with or without
-        return pack.render(packed, _NO_AGES if ages is None else ages, base_pose, base,
-                           ns_words(stamp_ns), names, aliases)
+        names = (*wanted, "forward_dynamics") if fd else tuple(wanted)
+        return names, (_TF_ALL if base else _TF_JOINTS), base
 
     def pack_for(self, fd, inputs):
         """The :class:`.template_pack.TemplatePack` of the per-tick outputs of a tick with

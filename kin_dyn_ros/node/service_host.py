@@ -58,7 +58,8 @@ def planner_services(node, own_process):
     """The node's services: in a process of their own (:class:`ServiceHost`) or, with
     ``own_process`` false, in the node's (:class:`.services.InProcessServices`). Both have
     ``configure(kd, urdf, settings, contacts)``, ``write(measured)`` (each tick, before its
-    outputs), ``check()`` and ``close()``, and answer the same."""
+    outputs), ``shared(n, representation)`` (the memory a compiled tick writes the state
+    into instead, or None), ``check()`` and ``close()``, and answer the same."""
     if own_process:
         return ServiceHost(node)
     from .services import InProcessServices
@@ -121,6 +122,13 @@ class ServiceHost:
     def write(self, measured):
         """The tick's :class:`.tick.MeasuredState`, of the current model."""
         self._writer.write(self.generation, measured)
+
+    def shared(self, n, representation):
+        """(words, header, generation, representation code) that a compiled tick of ``n``
+        joints with base velocities in ``representation`` writes its state into instead of
+        :meth:`write` (:meth:`.state_share.StateWriter.shared_words`), or None."""
+        words = self._writer.shared_words(n, representation)
+        return None if words is None else (words[0], words[1], self.generation, words[2])
 
     def _send(self, config):
         """One JSON line; the description, unless the process has it already, through a

@@ -262,6 +262,11 @@ class InProcessServices:
         """The tick's :class:`.tick.MeasuredState` (one reference replaced)."""
         self._snapshot = self._snapshot._replace(measured=measured)
 
+    @staticmethod
+    def shared(n, representation):
+        """None: no memory a compiled tick writes into (:meth:`write` takes the state)."""
+        return None
+
     def check(self):
         """Nothing to check: the workers restart on their next call."""
 

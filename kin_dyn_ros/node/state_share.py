@@ -1,7 +1,7 @@
 """The last tick's measured state in memory shared with the services' process.
 
-The tick writes it once per tick (:meth:`StateWriter.write`, ~5 us), before publishing its
-outputs: a client that received a tick's outputs and then asks for the measured state gets
+The tick writes it once per tick (:meth:`StateWriter.write`, ~5 us; the node's steady tick
+inside its kernel, :meth:`StateWriter.shared_words`), before publishing its outputs: a client that received a tick's outputs and then asks for the measured state gets
 that tick's. The services' process reads it per request (:meth:`StateReader.read`). One
 block of memory, no lock: a sequence counter, odd while the tick writes, and a checksum of
 the payload, so that a reader never takes half of two ticks (it reads again), also on CPUs
@@ -66,11 +66,15 @@ class _Block:
         self.words = np.frombuffer(self._map, dtype=np.float64)
 
     def close(self):
-        """Unmap (idempotent)."""
+        """Unmap (idempotent); a mapping still viewed by an array elsewhere (a tick's kernel
+        arguments, :meth:`StateWriter.shared_words`) is unmapped with the last of them."""
         if self._map is None:
             return
         del self.words
-        self._map.close()
+        try:
+            self._map.close()
+        except BufferError:
+            pass
         self._map = None
 
 
@@ -79,7 +83,6 @@ class StateWriter(_Block):
 
     def __init__(self):
         super().__init__(_anonymous_file(_SIZE))
-        self._sequence = 0
         self._bits = self.words.view(np.uint64)
         self._share = None
 
@@ -102,8 +105,7 @@ class StateWriter(_Block):
         if n > MAX_JOINTS or self._map is None:
             return
         w = self.words
-        self._sequence += 1                 # odd: writing
-        w[0] = self._sequence
+        w[0] += 1.0                         # odd: writing
         code = REPRESENTATIONS.index(measured.representation)
         try:
             if self._share is None:
@@ -112,8 +114,16 @@ class StateWriter(_Block):
                         measured.base_vel, measured.s_dot)
         except TypeError:       # (arrays of other types than the compiled ones: NumPy)
             self._write(generation, code, measured)
-        self._sequence += 1                 # even: done
-        w[0] = self._sequence
+        w[0] += 1.0                         # even: done
+
+    def shared_words(self, n, representation):
+        """(words (float64), header, representation code) that a compiled tick of ``n``
+        joints writes its state with base velocities in ``representation`` into, as
+        :meth:`write` does (:func:`..dynamics.kernels.steady_tick`: the sequence word too), or
+        None (the NumPy path, too many joints, closed)."""
+        if self._share is None or n > MAX_JOINTS or self._map is None:
+            return None
+        return self.words, HEADER, REPRESENTATIONS.index(representation)
 
     def _write(self, generation, code, measured):
         """What :func:`..dynamics.kernels.share_state` does, in NumPy."""

@@ -6,10 +6,12 @@ with the same readers. A :class:`SteadyTick` is learnt from a tick computed the 
 (:meth:`.loop.TickLoop.tick`: :class:`.tick.TickComputer`, :meth:`.loop.TickLoop.render`),
 follows the odometry and wrenches taken since
 (:meth:`SteadyTick.follow`: their match to the stamp, base state and PreparedTick, as the
-plain way makes them) and computes each tick by one call of the core's PreparedTick, one
-call rendering every per-tick message (:class:`.template_pack.TemplatePack`), their
-publishes and, when due, the ~/markers array (the loop then hands the contact mechanics
-their steps, as after any tick); the Tick it leaves makes its inputs and result when read
+plain way makes them) and computes each tick by one kernel call
+(:func:`..dynamics.kernels.steady_tick`: the inputs' ages, the core's PreparedTick, the
+state shared with the services' process, every per-tick message's numbers in its
+:class:`.template_pack.TemplatePack`), their publishes and, when due, the ~/markers array
+(the loop then hands the contact mechanics their steps, as after any tick); the Tick it
+leaves makes its inputs and result when read
 (:class:`SteadyTickRecord`). A tick it cannot compute exactly so (inputs not each their
 buffer's newest, a wrench going stale, odometry of a link other than the root, other
 readers, forward dynamics turning on or off, the kernel declining) is computed the plain
@@ -32,6 +34,8 @@ from .tick import MeasuredState, Tick, same_inputs
 __all__ = ["SteadyTick", "SteadyTickRecord"]
 
 _PER_TICK = ("com", "momentum", "gravity")
+_EMPTY, _NO_WORDS = np.empty(0), np.zeros(0)
+_OK = 0                 # kernels.OK (the kernels module: imported only on the compiled path)
 
 
 class SteadyTick:
@@ -41,7 +45,9 @@ class SteadyTick:
 
     __slots__ = ("taken", "_read", "_stamp_ns", "_odometry", "_wrenches", "_stamps",
                  "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_senders",
-                 "_with_base", "_massless_at", "_timeout", "_messages", "_balance")
+                 "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
+                 "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
+                 "_shared")
 
     @classmethod
     def learn(cls, loop, tick, read):
@@ -150,12 +156,34 @@ class SteadyTick:
         if like is not None:
             self._names, self._tf, self._senders = like._names, like._tf, like._senders
             self._timeout, self._messages = like._timeout, like._messages
-            return
-        names = [n for n in _PER_TICK if loop.by_name[n] in read]
-        self._names = (tuple(names), (*names, "tf"))          # without, with /tf
-        self._tf = settings.publish_tf and loop.publishers.tf in read
-        self._senders = {name: byte_publisher(p) for name, p in loop.by_name.items()}
-        self._timeout, self._messages = settings.wrench_timeout, loop.model.messages
+        else:
+            names = [n for n in _PER_TICK if loop.by_name[n] in read]
+            self._names = (tuple(names), (*names, "tf"))          # without, with /tf
+            self._tf = settings.publish_tf and loop.publishers.tf in read
+            self._senders = {name: byte_publisher(p) for name, p in loop.by_name.items()}
+            self._timeout, self._messages = float(settings.wrench_timeout), \
+                loop.model.messages
+        self._arguments(loop)
+
+    def _arguments(self, loop):
+        """The arguments of :func:`..dynamics.kernels.steady_tick` that stay the same from
+        tick to tick (:meth:`run` gives the others), and the names and aliases of the
+        messages it renders without /tf and with it."""
+        kernels, head, self._wrench, size, shape = self._prepared.arguments()
+        w_H_b, _, _, representation = self._base
+        self._kernel, self._head, self._shapes = kernels.steady_tick, (*head, w_H_b), \
+            (size, shape, 1 + len(self._stamps))
+        self._layouts = tuple(self._messages.packed_layout(names, self._fd, self._with_base)
+                              for names in self._names)
+        odometry = self._odometry
+        self._times = np.array([0, 0 if odometry is None else odometry.stamp_ns,
+                                *(stamp for _, stamp in self._stamps)], np.int64)
+        shared = loop.planners.shared(loop.ticker.kd.NDoF, representation)
+        self._shared = shared is not None
+        words, header, generation, code = shared or (_NO_WORDS, 0, 0, 0)
+        self._tail = (bool(self._tf and self._layouts[1][2]), odometry is not None,
+                      self._timeout, self._fd, words, header, generation, code,
+                      *self._pack.scatter_arguments())
 
     def run(self, loop, read):
         """Compute, hand the services and publish the tick of the latest JointState of
@@ -168,36 +196,34 @@ class SteadyTick:
         sensors, stamp_ns = loop.inputs, loop.inputs.joint_state_stamp_ns
         if stamp_ns < self._stamp_ns or (read is not self._read and read != self._read):
             return None
-        # the ages [s] of the odometry (0 without) and of each wrench, as _tick_inputs
-        # computes them; a wrench further than wrench_timeout is stale (the plain way logs it)
-        odometry, timeout = self._odometry, self._timeout
-        ages = [0.0 if odometry is None else (stamp_ns - odometry.stamp_ns) * 1e-9]
-        for _, stamp in self._stamps:
-            age = (stamp_ns - stamp) * 1e-9
-            if not abs(age) <= timeout:
-                return None
-            ages.append(age)
         merger, ticker = sensors.merger, loop.ticker
         tau, fd_note = ticker.torques(merger, loop.publishers.forward_dynamics in read)
         if (tau is not None) != self._fd:
             return None
         s, s_dot = merger.state()
         w_H_b, nu, have_base, representation = self._base
-        got = self._prepared.run(w_H_b, s, nu, s_dot, tau)
-        if got is None:
+        # one kernel: the ages [s] of the odometry (0 without) and of each wrench (a wrench
+        # further than wrench_timeout is stale: the plain way logs it), the tick, its state
+        # shared with the services' process (before the outputs: who got them can ask) and
+        # every per-tick message rendered (the base pose written whenever /tf may carry it)
+        size, shape, count = self._shapes
+        out, poses, ages = np.empty(size), np.empty(shape), np.empty(count)
+        times = self._times
+        times[0] = stamp_ns
+        if self._kernel(*self._head, s, nu, s_dot, _EMPTY if tau is None else tau,
+                        *self._wrench, out, poses, ages, times, *self._tail) != _OK:
             return None
-        out, poses = got
         state = MeasuredState(w_H_b, s, nu, s_dot, representation)
         record = SteadyTickRecord(self, stamp_ns, state, have_base, fd_note, out, poses, ages,
                                   ticker)
         if self._fd and out[self._massless_at]:       # (their names: from the result)
             record.fd_note = ticker.massless_note(record.result.massless_joints)
-        loop.planners.write(state)      # before the outputs: who got them can ask
-        # the per-tick messages rendered at once, then published through the handles
-        # (:func:`.outputs.byte_publisher`; the order and gates of TickLoop.render)
-        rendered = self._messages.packed_outputs(
-            self._pack, out, w_H_b, np.array(ages) if self._fd else None, stamp_ns,
-            self._names[self._tf and loop.tf_turn(stamp_ns)], self._with_base)
+        if not self._shared:
+            loop.planners.write(state)
+        # published through the handles (:func:`.outputs.byte_publisher`; the order and
+        # gates of TickLoop.render)
+        names, aliases, _ = self._layouts[self._tf and loop.tf_turn(stamp_ns)]
+        rendered = self._pack.serialised(names, aliases)
         senders = self._senders
         for name, data in rendered.items():
             handle, publish = senders[name]
@@ -238,6 +264,7 @@ class SteadyTickRecord(Tick):
     def inputs(self):
         if self._inputs is None:
             steady, ages = self._steady, self._ages
+            ages = ages.tolist()
             self._inputs = TickInputs(
                 self.stamp_ns, steady._odometry, dict(steady._wrenches), set(),
                 None if steady._odometry is None else ages[0],

@@ -73,6 +73,11 @@ class TemplatePack:
                          self._f64, self._stamps, self._u32, sec, nanosec)
         except TypeError:       # (arrays of other types than the compiled ones: NumPy)
             self._scatter(values, extra, pose, with_pose, sec, nanosec)
+        return self.serialised(names, aliases)
+
+    def serialised(self, names, aliases=()):
+        """{name: serialised bytes} of ``names`` as the buffer holds them now (after
+        :meth:`render`, or after the kernel of :meth:`scatter_arguments` wrote it)."""
         buf = self._buf
         slices = self._aliased.get(aliases) or self._alias(aliases)
         out = {}
@@ -80,6 +85,14 @@ class TemplatePack:
             start, end = slices[name]
             out[name] = buf[start:end].tobytes()
         return out
+
+    def scatter_arguments(self):
+        """(buffer (uint8), sources, places, stamp pairs) that a compiled caller of
+        :func:`..dynamics.kernels.scatter_words` writes the buffer with (as :meth:`render`
+        does; :func:`..dynamics.kernels.steady_tick`), or None without the kernel."""
+        if self._kernel is None:
+            return None
+        return self._buf, self._sources, self._targets, self._stamps
 
     def _alias(self, aliases):
         """{name or alias: (start, end)} with ``aliases``, kept."""

@@ -360,6 +360,57 @@ def test_scatter_words_writes_the_numpy_quaternion_bit_for_bit():
         assert halves[24:28].tolist() == [2 ** 32 - 5, 999_999_999] * 2
 
 
+def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
+    """:func:`.kernels.steady_tick` (the node's steady tick): the ages (tick - input) * 1e-9,
+    the tick's out and poses as PreparedTick.run's, the state words as share_state's with
+    the sequence word two on, and the buffer as scatter_words would write it from the out,
+    the base pose and the ages (NumPy: indices and rotation_to_quaternion), bit for bit; a
+    wrench older than the timeout (STALE) or a NaN (the tick's status) writes nothing."""
+    from kin_dyn_ros.dynamics.quaternions import rotation_to_quaternion
+    case, fast, _ = _pair(pairs, "icub", "MIXED")
+    k, st, links = jit_path(), _states(case, 1)[0], case.links
+    prepared = fast.prepared_tick({links[-1]: (links[1], np.linspace(-3.0, 4.0, 6))})
+    _, head, wrench, size, shape = prepared.arguments()
+    n, m = len(st.s), size + 7 + 2
+    sources = np.random.default_rng(5).permutation(m)[:60].astype(np.intp)
+    places, pairs_at = np.arange(1, 61, dtype=np.intp), np.array([[124, 125]], np.intp)
+    stamp = 1_700_000_000_123_456_789
+    stamps = np.array([stamp, stamp - 5_000_001, stamp + 20_000_003], np.int64)
+
+    def call(s, stamps, timeout=0.1):
+        out, poses, ages = np.full(size, 7.0), np.full(shape, 7.0), np.full(2, 7.0)
+        words, buf = np.zeros(7 + 22 + 2 * n), np.zeros(8 * 63, np.uint8)
+        words[0] = 4.0
+        status = k.steady_tick(*head, st.w_H_b, s, st.base_vel, st.s_dot, st.tau, *wrench,
+                               out, poses, ages, stamps, True, True, timeout, True, words, 7,
+                               3, 2, buf, sources, places, pairs_at)
+        return status, out, poses, ages, words, buf
+
+    status, out, poses, ages, words, buf = call(st.s, stamps)
+    assert status == k.OK
+    assert ages.tolist() == [5_000_001 * 1e-9, -20_000_003 * 1e-9]
+    want_out, want_poses = prepared.run(st.w_H_b, st.s, st.base_vel, st.s_dot, st.tau)
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(poses, want_poses)
+    want_words = np.zeros_like(words)
+    k.share_state(want_words, want_words.view(np.uint64), 7, 3, 2, st.w_H_b, st.s,
+                  st.base_vel, st.s_dot)
+    want_words[0] = 6.0
+    np.testing.assert_array_equal(words.view(np.uint64), want_words.view(np.uint64))
+    base = np.concatenate([st.w_H_b[:3, 3], rotation_to_quaternion(st.w_H_b[:3, :3])])
+    f64, u32 = buf.view(np.float64), buf.view(np.uint32)
+    want = np.concatenate([want_out, base, ages])[sources]
+    np.testing.assert_array_equal(f64[1:61].view(np.uint64), want.view(np.uint64))
+    assert u32[124:126].tolist() == [stamp // 10**9 % 2**32, 123_456_789]
+    stale = stamps.copy()
+    stale[2] = stamp - 100_000_001                   # older than the 0.1 s timeout
+    for s, times, code in ((st.s, stale, k.STALE), (st.s + np.nan, stamps, k.NOT_FINITE)):
+        status, out, _, _, words, buf = call(s, times)
+        assert status == code
+        assert words[0] == 4.0 and not words[1:].any() and not buf.any()
+        assert code != k.STALE or (out == 7.0).all()
+
+
 # ------------------------------------------------------------------------ balance
 
 def _balance_cases(rng, n):

@@ -66,10 +66,11 @@ def nodes(context, icub_urdf, request):
     try:
         for name in ('steady', 'plain'):
             space = f'{NAMESPACE}/{name}{"_balance" if balance else ""}'
+            params = {**PARAMS, 'services_process': not balance}   # (the two ways to them)
             node = KinDynNode(context=context, namespace=space,
                               parameter_overrides=[Parameter('robot_description', value=icub_urdf),
                                                    *(Parameter(k, value=v)
-                                                     for k, v in PARAMS.items())])
+                                                     for k, v in params.items())])
             node.loop.steady_ticks = name == 'steady'
             for key in PER_TICK + ('markers',):
                 msg_type, topic, qos = OUTPUTS[key]
@@ -142,20 +143,33 @@ class _RecordingHandle:
 
 def _recorded(node):
     """{per-tick output: [bytes published]} and 'services': [state arrays]: the publishers'
-    and the services' calls recorded (and passed on)."""
+    calls recorded (and passed on), and what the services got: with services in the node's
+    process each state written (and passed on); in a process of their own, the memory they
+    read after each step (:func:`_after_step`; its sequence word counts the writes)."""
     record = {key: [] for key in PER_TICK}
     record['services'] = []
     for key, publisher in node.loop.by_name.items():
         assert hasattr(publisher, '_Publisher__publisher'), 'rclpy changed: record elsewhere'
         publisher._Publisher__publisher = _RecordingHandle(publisher.handle, record[key])
-    write = node.loop.planners.write
+    loop = node.loop
+    node.shared = loop.planners.shared(loop.model.kd.NDoF, loop.settings.representation)
+    if node.shared is not None:
+        return record
+    write = loop.planners.write
 
     def services(state):
         record['services'].append(np.concatenate([state.w_H_b.ravel(), state.s,
                                                   state.base_vel, state.s_dot]))
         write(state)
-    node.loop.planners.write = services
+    loop.planners.write = services
     return record
+
+
+def _after_step(node):
+    """Record the state memory shared with the services' process (when it is)."""
+    if node.shared is not None:
+        words, header = node.shared[:2]
+        node.record['services'].append(words[:header + 22 + 2 * int(words[4])].copy())
 
 
 def _counted(publisher):
@@ -237,6 +251,7 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes):
                 loop.take_joint_state(js)
                 while loop.run_step():
                     pass
+            _after_step(node)
         _same_record(steady.loop.last_tick, plain.loop.last_tick, k)
         kinds.append(type(steady.loop.last_tick) is SteadyTickRecord)
         assert type(plain.loop.last_tick) is not SteadyTickRecord
