@@ -465,7 +465,8 @@ def _warm(compiled, names):
     if "steady_tick" in names:      # (as the node's steady tick calls it)
         buf, pairs = np.zeros(8, np.uint8), np.zeros((1, 2), np.intp)
         words = np.zeros(7 + 22 + 2 * compiled.n)
-        compiled.k.steady_tick(compiled.mf, compiled.mi, 2, h, z, z6, z, z, NO_TARGETS,
+        compiled.k.steady_tick(compiled.mf, compiled.mi, 2, h, np.zeros((3, compiled.n)),
+                               z6, np.empty((2, compiled.n)), NO_TARGETS,
                                _EMPTY, np.empty(22 * compiled.n + 19),
                                np.empty((compiled.n + 1, 4, 4)), np.empty(1),
                                np.zeros(2, np.int64), True, False, 0.1, True, words, 7, 1, 0,

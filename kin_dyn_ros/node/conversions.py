@@ -336,6 +336,19 @@ class JointStateMerger:
         return (self._mimic.positions(self._positions),
                 self._mimic.velocities(self._velocities))
 
+    def tick_values(self):
+        """(3, n) rows positions, velocities (as :meth:`state` gives them) and efforts, for a
+        compiled tick that copies the first two (:func:`..dynamics.kernels.steady_tick`):
+        without mimic joints the merged array itself (no copy), with them a filled copy."""
+        if not self._mimic.joints.size:
+            return self._values
+        return np.stack([*self.state(), self.efforts])
+
+    @property
+    def has_mimic(self):
+        """Whether the model has mimic joints (:meth:`tick_values` then makes a copy)."""
+        return bool(self._mimic.joints.size)
+
     @property
     def missing(self):
         """Model joints never received (mimic joints count as received with their master)."""

@@ -294,6 +294,14 @@ class TickLoop:
         return self._settings.ignore_timestamp or self._tf_due.due(stamp_ns,
                                                                   self._tf_period_ns)
 
+    def tf_gate(self):
+        """(due, period_ns): :meth:`tf_turn` of a stamp is ``due(stamp_ns, period_ns)``
+        (the gate's own call, one Python call less per tick), or (None, 0) when every
+        tick's is (ignore_timestamp)."""
+        if self._settings.ignore_timestamp:
+            return None, 0
+        return self._tf_due.due, self._tf_period_ns
+
     @property
     def balance(self):
         """The publishers of ~/zmp, ~/capture_point and ~/cop (a frozenset)."""

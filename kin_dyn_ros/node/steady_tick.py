@@ -34,7 +34,7 @@ from .tick import MeasuredState, Tick, same_inputs
 __all__ = ["SteadyTick", "SteadyTickRecord"]
 
 _PER_TICK = ("com", "momentum", "gravity")
-_EMPTY, _NO_WORDS = np.empty(0), np.zeros(0)
+_NO_WORDS = np.zeros(0)
 _OK = 0                 # kernels.OK (the kernels module: imported only on the compiled path)
 
 
@@ -47,7 +47,7 @@ class SteadyTick:
                  "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_senders",
                  "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
                  "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
-                 "_shared")
+                 "_shared", "_fixed", "_live", "_sends", "_buf", "_tf_gate")
 
     @classmethod
     def learn(cls, loop, tick, read):
@@ -163,27 +163,44 @@ class SteadyTick:
             self._senders = {name: byte_publisher(p) for name, p in loop.by_name.items()}
             self._timeout, self._messages = float(settings.wrench_timeout), \
                 loop.model.messages
-        self._arguments(loop)
+        self._arguments(loop, like)
 
-    def _arguments(self, loop):
+    def _arguments(self, loop, like):
         """The arguments of :func:`..dynamics.kernels.steady_tick` that stay the same from
         tick to tick (:meth:`run` gives the others), and the names and aliases of the
-        messages it renders without /tf and with it."""
+        messages it renders without /tf and with it; those of the readers, model and
+        services (``_fixed``) taken from ``like`` when given."""
         kernels, head, self._wrench, size, shape = self._prepared.arguments()
         w_H_b, _, _, representation = self._base
+        n = loop.ticker.kd.NDoF
         self._kernel, self._head, self._shapes = kernels.steady_tick, (*head, w_H_b), \
-            (size, shape, 1 + len(self._stamps))
-        self._layouts = tuple(self._messages.packed_layout(names, self._fd, self._with_base)
-                              for names in self._names)
+            (size, shape, 1 + len(self._stamps), (2, n))
+        if like is not None and like._with_base == self._with_base \
+                and like._pack is self._pack:
+            self._layouts, self._shared, self._fixed, self._live, self._sends, self._buf, \
+                self._tf_gate = like._layouts, like._shared, like._fixed, like._live, \
+                like._sends, like._buf, like._tf_gate
+        else:
+            self._layouts = tuple(self._messages.packed_layout(names, self._fd,
+                                                               self._with_base)
+                                  for names in self._names)
+            shared = loop.planners.shared(n, representation)
+            self._shared = shared is not None
+            scatter = self._pack.scatter_arguments()
+            self._fixed, self._buf = (*(shared or (_NO_WORDS, 0, 0, 0)), *scatter), scatter[0]
+            # (handle, publish, start, end) of each message published, without /tf and with
+            self._sends = tuple(
+                tuple((*self._senders[name], *at)
+                      for name, at in zip(names, self._pack.slices(names, aliases)))
+                for names, aliases, _ in self._layouts)
+            merger = loop.inputs.merger          # (its merged array itself, or copies)
+            self._live = None if merger.has_mimic else merger.tick_values()
+            self._tf_gate = loop.tf_gate()
         odometry = self._odometry
         self._times = np.array([0, 0 if odometry is None else odometry.stamp_ns,
                                 *(stamp for _, stamp in self._stamps)], np.int64)
-        shared = loop.planners.shared(loop.ticker.kd.NDoF, representation)
-        self._shared = shared is not None
-        words, header, generation, code = shared or (_NO_WORDS, 0, 0, 0)
         self._tail = (bool(self._tf and self._layouts[1][2]), odometry is not None,
-                      self._timeout, self._fd, words, header, generation, code,
-                      *self._pack.scatter_arguments())
+                      self._timeout, self._fd, *self._fixed)
 
     def run(self, loop, read):
         """Compute, hand the services and publish the tick of the latest JointState of
@@ -200,20 +217,23 @@ class SteadyTick:
         tau, fd_note = ticker.torques(merger, loop.publishers.forward_dynamics in read)
         if (tau is not None) != self._fd:
             return None
-        s, s_dot = merger.state()
         w_H_b, nu, have_base, representation = self._base
         # one kernel: the ages [s] of the odometry (0 without) and of each wrench (a wrench
-        # further than wrench_timeout is stale: the plain way logs it), the tick, its state
-        # shared with the services' process (before the outputs: who got them can ask) and
-        # every per-tick message rendered (the base pose written whenever /tf may carry it)
-        size, shape, count = self._shapes
-        out, poses, ages = np.empty(size), np.empty(shape), np.empty(count)
-        times = self._times
+        # further than wrench_timeout is stale: the plain way logs it), the joints' state
+        # copied from the merged values, the tick, its state shared with the services'
+        # process (before the outputs: who got them can ask) and every per-tick message
+        # rendered (the base pose written whenever /tf may carry it)
+        size, shape, count, joints = self._shapes
+        out, poses, ages, copy = np.empty(size), np.empty(shape), np.empty(count), \
+            np.empty(joints)
+        times, values = self._times, self._live
         times[0] = stamp_ns
-        if self._kernel(*self._head, s, nu, s_dot, _EMPTY if tau is None else tau,
-                        *self._wrench, out, poses, ages, times, *self._tail) != _OK:
+        if values is None:
+            values = merger.tick_values()
+        if self._kernel(*self._head, values, nu, copy, *self._wrench, out, poses, ages, times,
+                        *self._tail) != _OK:
             return None
-        state = MeasuredState(w_H_b, s, nu, s_dot, representation)
+        state = MeasuredState(w_H_b, copy[0], nu, copy[1], representation)
         record = SteadyTickRecord(self, stamp_ns, state, have_base, fd_note, out, poses, ages,
                                   ticker)
         if self._fd and out[self._massless_at]:       # (their names: from the result)
@@ -221,14 +241,13 @@ class SteadyTick:
         if not self._shared:
             loop.planners.write(state)
         # published through the handles (:func:`.outputs.byte_publisher`; the order and
-        # gates of TickLoop.render)
-        names, aliases, _ = self._layouts[self._tf and loop.tf_turn(stamp_ns)]
-        rendered = self._pack.serialised(names, aliases)
-        senders = self._senders
-        for name, data in rendered.items():
-            handle, publish = senders[name]
+        # gates of TickLoop.render: /tf by TickLoop.tf_turn's gate)
+        due, period = self._tf_gate
+        buf = self._buf
+        for handle, publish, start, end in self._sends[
+                self._tf and (due is None or due(stamp_ns, period))]:
             with handle:
-                publish(data)
+                publish(buf[start:end].tobytes())
         if self._balance:           # (the balance: computed from the result when read)
             for publisher, msg in loop.balance_messages(record.result, record.stamp, read):
                 publisher.publish(msg)

@@ -77,7 +77,7 @@ class TemplatePack:
 
     def serialised(self, names, aliases=()):
         """{name: serialised bytes} of ``names`` as the buffer holds them now (after
-        :meth:`render`, or after the kernel of :meth:`scatter_arguments` wrote it)."""
+        :meth:`render`)."""
         buf = self._buf
         slices = self._aliased.get(aliases) or self._alias(aliases)
         out = {}
@@ -85,6 +85,12 @@ class TemplatePack:
             start, end = slices[name]
             out[name] = buf[start:end].tobytes()
         return out
+
+    def slices(self, names, aliases=()):
+        """[(start, end)] of each of ``names`` in the buffer (:meth:`scatter_arguments`'
+        first): the bytes of a message are ``buffer[start:end]`` once written."""
+        slices = self._aliased.get(aliases) or self._alias(aliases)
+        return [slices[name] for name in names]
 
     def scatter_arguments(self):
         """(buffer (uint8), sources, places, stamp pairs) that a compiled caller of

@@ -362,7 +362,8 @@ def test_scatter_words_writes_the_numpy_quaternion_bit_for_bit():
 
 def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
     """:func:`.kernels.steady_tick` (the node's steady tick): the ages (tick - input) * 1e-9,
-    the tick's out and poses as PreparedTick.run's, the state words as share_state's with
+    the positions and velocities copied, the tick's out and poses as PreparedTick.run's (the
+    efforts its torques), the state words as share_state's with
     the sequence word two on, and the buffer as scatter_words would write it from the out,
     the base pose and the ages (NumPy: indices and rotation_to_quaternion), bit for bit; a
     wrench older than the timeout (STALE) or a NaN (the tick's status) writes nothing."""
@@ -380,15 +381,16 @@ def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
     def call(s, stamps, timeout=0.1):
         out, poses, ages = np.full(size, 7.0), np.full(shape, 7.0), np.full(2, 7.0)
         words, buf = np.zeros(7 + 22 + 2 * n), np.zeros(8 * 63, np.uint8)
-        words[0] = 4.0
-        status = k.steady_tick(*head, st.w_H_b, s, st.base_vel, st.s_dot, st.tau, *wrench,
-                               out, poses, ages, stamps, True, True, timeout, True, words, 7,
-                               3, 2, buf, sources, places, pairs_at)
-        return status, out, poses, ages, words, buf
+        words[0], state = 4.0, np.full((2, n), 7.0)
+        status = k.steady_tick(*head, st.w_H_b, np.stack([s, st.s_dot, st.tau]), st.base_vel,
+                               state, *wrench, out, poses, ages, stamps, True, True, timeout,
+                               True, words, 7, 3, 2, buf, sources, places, pairs_at)
+        return status, out, poses, ages, words, buf, state
 
-    status, out, poses, ages, words, buf = call(st.s, stamps)
+    status, out, poses, ages, words, buf, state = call(st.s, stamps)
     assert status == k.OK
     assert ages.tolist() == [5_000_001 * 1e-9, -20_000_003 * 1e-9]
+    np.testing.assert_array_equal(state, [st.s, st.s_dot])
     want_out, want_poses = prepared.run(st.w_H_b, st.s, st.base_vel, st.s_dot, st.tau)
     np.testing.assert_array_equal(out, want_out)
     np.testing.assert_array_equal(poses, want_poses)
@@ -405,7 +407,7 @@ def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
     stale = stamps.copy()
     stale[2] = stamp - 100_000_001                   # older than the 0.1 s timeout
     for s, times, code in ((st.s, stale, k.STALE), (st.s + np.nan, stamps, k.NOT_FINITE)):
-        status, out, _, _, words, buf = call(s, times)
+        status, out, _, _, words, buf, _ = call(s, times)
         assert status == code
         assert words[0] == 4.0 and not words[1:].any() and not buf.any()
         assert code != k.STALE or (out == 7.0).all()
