@@ -470,7 +470,8 @@ def _warm(compiled, names):
                                _EMPTY, np.empty(22 * compiled.n + 19),
                                np.empty((compiled.n + 1, 4, 4)), np.empty(1),
                                np.zeros(2, np.int64), True, False, 0.1, True, words, 7, 1, 0,
-                               buf, NO_FRAMES, NO_FRAMES, pairs)
+                               buf, NO_FRAMES, NO_FRAMES, pairs, np.zeros((2, 0), np.int64),
+                               np.zeros((2, 0)))
     if "frame_poses" in names:
         compiled.frame_poses(np.zeros((compiled.n + 1, 4, 4)), np.zeros(3))
     if "scatter_words" in names:

@@ -2155,14 +2155,16 @@ STALE = 5          # steady_tick: an input older than the timeout (nothing was w
 @_jit
 def steady_tick(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, poses, ages,
                 stamps, with_pose, with_odometry, timeout, fd, words, header, generation, code,
-                buf, sources, places, pairs):
+                buf, sources, places, pairs, mimic, factors):
     """A node's tick in one call: :func:`tick`, its state into shared memory
     (:func:`share_state`) and its numbers into a buffer of serialised messages
     (:func:`scatter_words`), for a tick whose inputs keep their layout.
 
     ``values`` (3, n): joint positions, velocities and efforts (user order), the first two
-    copied into ``state`` (2, n) (the tick's s and s_dot), the efforts the torques of forward
-    dynamics only with ``fd``. ``stamps`` (int64, 2 + k): the tick's stamp, the odometry's
+    copied into ``state`` (2, n) (the tick's s and s_dot) with each mimic joint
+    ``mimic[0, j]`` set from its master ``mimic[1, j]``: position ``factors[0, j] q + factors[1,
+    j]``, velocity ``factors[0, j] dq``; the efforts the torques of forward dynamics only
+    with ``fd``. ``stamps`` (int64, 2 + k): the tick's stamp, the odometry's
     and each wrench's [ns];
     ``ages`` (1 + k,) gets the odometry's age (0 without ``with_odometry``) and each
     wrench's [s], ``(tick - input) * 1e-9``; a wrench whose age is not within ``timeout``
@@ -2185,6 +2187,10 @@ def steady_tick(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, p
     for k in range(n):
         state[0, k] = values[0, k]
         state[1, k] = values[1, k]
+    for j in range(mimic.shape[1]):
+        joint, master = mimic[0, j], mimic[1, j]
+        state[0, joint] = factors[0, j] * state[0, master] + factors[1, j]
+        state[1, joint] = factors[0, j] * state[1, master]
     s, s_dot, tau = state[0], state[1], values[2, :n if fd else 0]
     status = tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses)
     if status != OK:

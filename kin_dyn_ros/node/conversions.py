@@ -336,18 +336,14 @@ class JointStateMerger:
         return (self._mimic.positions(self._positions),
                 self._mimic.velocities(self._velocities))
 
-    def tick_values(self):
-        """(3, n) rows positions, velocities (as :meth:`state` gives them) and efforts, for a
-        compiled tick that copies the first two (:func:`..dynamics.kernels.steady_tick`):
-        without mimic joints the merged array itself (no copy), with them a filled copy."""
-        if not self._mimic.joints.size:
-            return self._values
-        return np.stack([*self.state(), self.efforts])
-
-    @property
-    def has_mimic(self):
-        """Whether the model has mimic joints (:meth:`tick_values` then makes a copy)."""
-        return bool(self._mimic.joints.size)
+    def mimic_arrays(self):
+        """(indices (2, k) int64: each mimic joint and its master; factors (2, k): its
+        multiplier and offset), for a compiled tick that fills the mimic joints of a copy of
+        the merged positions and velocities (:meth:`merged_arrays`) as :meth:`state` does
+        (:func:`..dynamics.kernels.steady_tick`)."""
+        m = self._mimic
+        return (np.array([m.joints, m.masters], np.int64).reshape(2, -1),
+                np.array([m.multipliers, m.offsets], np.float64).reshape(2, -1))
 
     @property
     def missing(self):

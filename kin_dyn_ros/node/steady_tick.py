@@ -193,8 +193,9 @@ class SteadyTick:
                 tuple((*self._senders[name], *at)
                       for name, at in zip(names, self._pack.slices(names, aliases)))
                 for names, aliases, _ in self._layouts)
-            merger = loop.inputs.merger          # (its merged array itself, or copies)
-            self._live = None if merger.has_mimic else merger.tick_values()
+            merger = loop.inputs.merger          # (its merged array itself)
+            self._live = merger.merged_arrays()[0]
+            self._fixed += merger.mimic_arrays()
             self._tf_gate = loop.tf_gate()
         odometry = self._odometry
         self._times = np.array([0, 0 if odometry is None else odometry.stamp_ns,
@@ -220,17 +221,15 @@ class SteadyTick:
         w_H_b, nu, have_base, representation = self._base
         # one kernel: the ages [s] of the odometry (0 without) and of each wrench (a wrench
         # further than wrench_timeout is stale: the plain way logs it), the joints' state
-        # copied from the merged values, the tick, its state shared with the services'
+        # copied from the merged values (mimic joints from their masters), the tick, its state shared with the services'
         # process (before the outputs: who got them can ask) and every per-tick message
         # rendered (the base pose written whenever /tf may carry it)
         size, shape, count, joints = self._shapes
         out, poses, ages, copy = np.empty(size), np.empty(shape), np.empty(count), \
             np.empty(joints)
-        times, values = self._times, self._live
+        times = self._times
         times[0] = stamp_ns
-        if values is None:
-            values = merger.tick_values()
-        if self._kernel(*self._head, values, nu, copy, *self._wrench, out, poses, ages, times,
+        if self._kernel(*self._head, self._live, nu, copy, *self._wrench, out, poses, ages, times,
                         *self._tail) != _OK:
             return None
         state = MeasuredState(w_H_b, copy[0], nu, copy[1], representation)

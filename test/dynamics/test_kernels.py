@@ -362,11 +362,13 @@ def test_scatter_words_writes_the_numpy_quaternion_bit_for_bit():
 
 def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
     """:func:`.kernels.steady_tick` (the node's steady tick): the ages (tick - input) * 1e-9,
-    the positions and velocities copied, the tick's out and poses as PreparedTick.run's (the
-    efforts its torques), the state words as share_state's with
-    the sequence word two on, and the buffer as scatter_words would write it from the out,
+    the positions and velocities copied with the mimic joints filled as MimicJoints fills
+    them, the tick's out and poses as PreparedTick.run's (the efforts its torques), the state
+    words as share_state's with the sequence word two on, and the buffer as scatter_words
+    would write it from the out,
     the base pose and the ages (NumPy: indices and rotation_to_quaternion), bit for bit; a
     wrench older than the timeout (STALE) or a NaN (the tick's status) writes nothing."""
+    from kin_dyn_ros.dynamics.model import MimicJoints
     from kin_dyn_ros.dynamics.quaternions import rotation_to_quaternion
     case, fast, _ = _pair(pairs, "icub", "MIXED")
     k, st, links = jit_path(), _states(case, 1)[0], case.links
@@ -384,19 +386,28 @@ def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
         words[0], state = 4.0, np.full((2, n), 7.0)
         status = k.steady_tick(*head, st.w_H_b, np.stack([s, st.s_dot, st.tau]), st.base_vel,
                                state, *wrench, out, poses, ages, stamps, True, True, timeout,
-                               True, words, 7, 3, 2, buf, sources, places, pairs_at)
+                               True, words, 7, 3, 2, buf, sources, places, pairs_at,
+                               mimic, factors)
         return status, out, poses, ages, words, buf, state
 
-    status, out, poses, ages, words, buf, state = call(st.s, stamps)
+    # joint 4 mimics joint 1 (x -2, + 0.5) and joint 6 joint 2 (x 0.75), as MimicJoints fills
+    mimic, factors = np.array([[4, 6], [1, 2]], np.int64), np.array([[-2.0, 0.75], [0.5, 0.0]])
+    s = st.s.copy()
+    s[[4, 6]] = [3.0, -3.0]                            # (replaced by the masters')
+    status, out, poses, ages, words, buf, state = call(s, stamps)
     assert status == k.OK
     assert ages.tolist() == [5_000_001 * 1e-9, -20_000_003 * 1e-9]
-    np.testing.assert_array_equal(state, [st.s, st.s_dot])
-    want_out, want_poses = prepared.run(st.w_H_b, st.s, st.base_vel, st.s_dot, st.tau)
+    names = case.joints
+    filled = MimicJoints(names, {names[j]: (names[master], f, o)
+                                 for j, master, f, o in zip(*mimic, *factors)})
+    s, s_dot = filled.positions(s), filled.velocities(st.s_dot)
+    np.testing.assert_array_equal(state, [s, s_dot])
+    want_out, want_poses = prepared.run(st.w_H_b, s, st.base_vel, s_dot, st.tau)
     np.testing.assert_array_equal(out, want_out)
     np.testing.assert_array_equal(poses, want_poses)
     want_words = np.zeros_like(words)
-    k.share_state(want_words, want_words.view(np.uint64), 7, 3, 2, st.w_H_b, st.s,
-                  st.base_vel, st.s_dot)
+    k.share_state(want_words, want_words.view(np.uint64), 7, 3, 2, st.w_H_b, s,
+                  st.base_vel, s_dot)
     want_words[0] = 6.0
     np.testing.assert_array_equal(words.view(np.uint64), want_words.view(np.uint64))
     base = np.concatenate([st.w_H_b[:3, 3], rotation_to_quaternion(st.w_H_b[:3, :3])])
