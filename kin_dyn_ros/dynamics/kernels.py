@@ -33,7 +33,8 @@ __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout
            "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout", "balance",
            "balance_layout", "NOT_SOLES", "support_hull", "support_layout", "polygon_margin",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV", "WANT_COMJ",
-           "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE", "steady_tick", "STALE"]
+           "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE", "steady_tick",
+           "STALE"]
 
 OK, NOT_FINITE, SINGULAR, BAD_SHAPE = 0, 1, 2, 3
 MIXED, BODY, INERTIAL = 2, 1, 0                       # Representations' values
@@ -2162,13 +2163,12 @@ def steady_tick(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, p
 
     ``values`` (3, n): joint positions, velocities and efforts (user order), the first two
     copied into ``state`` (2, n) (the tick's s and s_dot) with each mimic joint
-    ``mimic[0, j]`` set from its master ``mimic[1, j]``: position ``factors[0, j] q + factors[1,
-    j]``, velocity ``factors[0, j] dq``; the efforts the torques of forward dynamics only
-    with ``fd``. ``stamps`` (int64, 2 + k): the tick's stamp, the odometry's
-    and each wrench's [ns];
-    ``ages`` (1 + k,) gets the odometry's age (0 without ``with_odometry``) and each
-    wrench's [s], ``(tick - input) * 1e-9``; a wrench whose age is not within ``timeout``
-    [s] returns STALE before anything is written. Then :func:`tick` (its status returned
+    ``mimic[0, j]`` set from its master ``mimic[1, j]`` (position ``f[0] q + f[1]``,
+    velocity ``f[0] dq``, ``f = factors[:, j]``); the efforts the torques of forward
+    dynamics only with ``fd``. ``stamps`` (int64, 2 + k): the tick's stamp, the odometry's
+    and each wrench's [ns]; ``ages`` (1 + k,) gets the odometry's age (0 without
+    ``with_odometry``) and each wrench's [s], ``(tick - input) * 1e-9``; a wrench whose age
+    is not within ``timeout`` [s] returns STALE before anything is written. Then :func:`tick` (its status returned
     when not OK); then, when ``words`` is not empty, the state with the sequence word
     ``words[0]`` odd while writing and even after; then the per-tick messages in ``buf``
     (uint8): float64 word ``places[i]`` = element ``sources[i]`` of ``out``, the pose of

@@ -1,8 +1,9 @@
 """The last tick's measured state in memory shared with the services' process.
 
 The tick writes it once per tick (:meth:`StateWriter.write`, ~5 us; the node's steady tick
-inside its kernel, :meth:`StateWriter.shared_words`), before publishing its outputs: a client that received a tick's outputs and then asks for the measured state gets
-that tick's. The services' process reads it per request (:meth:`StateReader.read`). One
+inside its kernel, :meth:`StateWriter.shared_words`), before publishing its outputs: a
+client that received a tick's outputs and then asks for the measured state gets that
+tick's. The services' process reads it per request (:meth:`StateReader.read`). One
 block of memory, no lock: a sequence counter, odd while the tick writes, and a checksum of
 the payload, so that a reader never takes half of two ticks (it reads again), also on CPUs
 that reorder stores (aarch64), where the counter alone is not enough without a barrier.

@@ -131,14 +131,15 @@ class SteadyTick:
         same readers and settings, whose publishing it takes); None when the next ticks
         need the plain way: the inputs not each its buffer's newest, a stale wrench, a base
         state not from the odometry alone (:func:`_base_from`), no compiled PreparedTick or
-        no usable template pack. Its wrenches' stamps come from the matches once."""
+        no usable template pack with the compiled scatter. Its wrenches' stamps come from
+        the matches once."""
         matches = loop.inputs.newest_matches()
         if matches is None or inputs.stale or prepared is None \
                 or not same_inputs(prepared.frame_wrenches, inputs.wrenches) \
                 or not _base_from(loop, inputs.odometry):
             return None
         pack = loop.model.messages.pack_for(fd, inputs)
-        if not pack:
+        if not pack or pack.scatter_arguments() is None:       # (no compiled scatter)
             return None
         stamps = [(c, w.stamp_ns) for c, w in matches[1] if c in inputs.wrenches]
         return cls(loop, read, stamp_ns, inputs.odometry, inputs.wrenches, stamps, base,
@@ -209,8 +210,9 @@ class SteadyTick:
         of this SteadyTick (:attr:`taken` is the inputs'); its :class:`SteadyTickRecord`, or
         None (nothing done) when it needs the plain way.
 
-        One function, with the ages and the publishing inline: in the running node each
-        Python call costs 0.5-2 us on cold caches (docs/performance.md, "Session 34")."""
+        One kernel call and one function, the publishing inline: in the running node each
+        Python call costs 0.5-2 us on cold caches (docs/performance.md, "Session 34"; the
+        kernel in place of three calls and the Python between them: "Session 36")."""
         sensors, stamp_ns = loop.inputs, loop.inputs.joint_state_stamp_ns
         if stamp_ns < self._stamp_ns or (read is not self._read and read != self._read):
             return None
@@ -221,18 +223,18 @@ class SteadyTick:
         w_H_b, nu, have_base, representation = self._base
         # one kernel: the ages [s] of the odometry (0 without) and of each wrench (a wrench
         # further than wrench_timeout is stale: the plain way logs it), the joints' state
-        # copied from the merged values (mimic joints from their masters), the tick, its state shared with the services'
-        # process (before the outputs: who got them can ask) and every per-tick message
-        # rendered (the base pose written whenever /tf may carry it)
-        size, shape, count, joints = self._shapes
-        out, poses, ages, copy = np.empty(size), np.empty(shape), np.empty(count), \
-            np.empty(joints)
+        # copied from the merged values (mimic joints from their masters), the tick, its
+        # state shared with the services' process (before the outputs: who got them can
+        # ask) and every per-tick message rendered (the base pose whenever /tf may carry it)
+        size, shape, count, pair = self._shapes
+        out, poses, ages, joints = np.empty(size), np.empty(shape), np.empty(count), \
+            np.empty(pair)
         times = self._times
         times[0] = stamp_ns
-        if self._kernel(*self._head, self._live, nu, copy, *self._wrench, out, poses, ages, times,
-                        *self._tail) != _OK:
+        if self._kernel(*self._head, self._live, nu, joints, *self._wrench, out, poses, ages,
+                        times, *self._tail) != _OK:
             return None
-        state = MeasuredState(w_H_b, copy[0], nu, copy[1], representation)
+        state = MeasuredState(w_H_b, joints[0], nu, joints[1], representation)
         record = SteadyTickRecord(self, stamp_ns, state, have_base, fd_note, out, poses, ages,
                                   ticker)
         if self._fd and out[self._massless_at]:       # (their names: from the result)
