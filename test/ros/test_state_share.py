@@ -6,6 +6,7 @@ Run:  python -m pytest test/ros/test_state_share.py
 import subprocess
 import sys
 import textwrap
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -103,6 +104,21 @@ def test_closing_twice_and_writing_after_close_do_nothing():
     writer.close()
     writer.close()
     writer.write(1, state(1))
+
+
+def test_a_writer_closes_while_a_tick_still_holds_its_words():
+    """A steady tick's kernel arguments hold the shared words (shared_words): closing the
+    writer (destroy_node) does not raise, and a last tick's write through them still lands
+    in mapped memory (unmapped with the last array viewing it)."""
+    writer = StateWriter()
+    writer.use(SimpleNamespace(share_state=print))  # (kernels: shared_words gives the words)
+    words, header, code = writer.shared_words(32, BODY)
+    assert (header, code) == (7, list(Representations).index(BODY))
+    writer.close()
+    writer.close()
+    assert writer.shared_words(32, BODY) is None
+    words[:header] = 2.0                       # still mapped
+    assert words[0] == 2.0
 
 
 def test_the_compiled_writer_writes_the_numpy_writers_words():
