@@ -291,8 +291,8 @@ class TickLoop:
         turn): every tick with ignore_timestamp, else on turns 1/publish_frequency of
         JointState stamps apart (robot_state_publisher's rule, with slack for jitter and
         lateness: :class:`.rates.SinceLast`)."""
-        return self._settings.ignore_timestamp or self._tf_due.due(stamp_ns,
-                                                                  self._tf_period_ns)
+        due, period_ns = self.tf_gate()
+        return due is None or due(stamp_ns, period_ns)
 
     def tf_gate(self):
         """(due, period_ns): :meth:`tf_turn` of a stamp is ``due(stamp_ns, period_ns)``

@@ -35,7 +35,6 @@ __all__ = ["SteadyTick", "SteadyTickRecord"]
 
 _PER_TICK = ("com", "momentum", "gravity")
 _NO_WORDS = np.zeros(0)
-_OK = 0                 # kernels.OK (the kernels module: imported only on the compiled path)
 
 
 class SteadyTick:
@@ -47,7 +46,7 @@ class SteadyTick:
                  "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_senders",
                  "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
                  "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
-                 "_shared", "_fixed", "_live", "_sends", "_buf", "_tf_gate")
+                 "_shared", "_fixed", "_live", "_sends", "_buf", "_tf_gate", "_ok")
 
     @classmethod
     def learn(cls, loop, tick, read):
@@ -174,8 +173,8 @@ class SteadyTick:
         kernels, head, self._wrench, size, shape = self._prepared.arguments()
         w_H_b, _, _, representation = self._base
         n = loop.ticker.kd.NDoF
-        self._kernel, self._head, self._shapes = kernels.steady_tick, (*head, w_H_b), \
-            (size, shape, 1 + len(self._stamps), (2, n))
+        self._kernel, self._ok, self._head, self._shapes = kernels.steady_tick, kernels.OK, \
+            (*head, w_H_b), (size, shape, 1 + len(self._stamps), (2, n))
         if like is not None and like._with_base == self._with_base \
                 and like._pack is self._pack:
             self._layouts, self._shared, self._fixed, self._live, self._sends, self._buf, \
@@ -232,7 +231,7 @@ class SteadyTick:
         times = self._times
         times[0] = stamp_ns
         if self._kernel(*self._head, self._live, nu, joints, *self._wrench, out, poses, ages,
-                        times, *self._tail) != _OK:
+                        times, *self._tail) != self._ok:
             return None
         state = MeasuredState(w_H_b, joints[0], nu, joints[1], representation)
         record = SteadyTickRecord(self, stamp_ns, state, have_base, fd_note, out, poses, ages,
@@ -283,8 +282,7 @@ class SteadyTickRecord(Tick):
     @property
     def inputs(self):
         if self._inputs is None:
-            steady, ages = self._steady, self._ages
-            ages = ages.tolist()
+            steady, ages = self._steady, self._ages.tolist()
             self._inputs = TickInputs(
                 self.stamp_ns, steady._odometry, dict(steady._wrenches), set(),
                 None if steady._odometry is None else ages[0],

@@ -73,18 +73,9 @@ class TemplatePack:
                          self._f64, self._stamps, self._u32, sec, nanosec)
         except TypeError:       # (arrays of other types than the compiled ones: NumPy)
             self._scatter(values, extra, pose, with_pose, sec, nanosec)
-        return self.serialised(names, aliases)
-
-    def serialised(self, names, aliases=()):
-        """{name: serialised bytes} of ``names`` as the buffer holds them now (after
-        :meth:`render`)."""
         buf = self._buf
-        slices = self._aliased.get(aliases) or self._alias(aliases)
-        out = {}
-        for name in names:
-            start, end = slices[name]
-            out[name] = buf[start:end].tobytes()
-        return out
+        return {name: buf[start:end].tobytes()
+                for name, (start, end) in zip(names, self.slices(names, aliases))}
 
     def slices(self, names, aliases=()):
         """[(start, end)] of each of ``names`` in the buffer (:meth:`scatter_arguments`'
