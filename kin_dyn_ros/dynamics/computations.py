@@ -148,6 +148,19 @@ class TickResult:
             return self.world_H_frames[index]
         return self._frame_pose(index)
 
+    def contact_points(self, polygon=None, among=()):
+        """(out, layout): where the contacts given to ``compute_tick`` push and their
+        balance points in one vector, as the compiled kernel writes it
+        (:func:`.kernels.contact_points`, laid out as ``layout``): per contact its link's
+        origin and its force in the world frame [m, N] (zeros without a wrench) and whether
+        it has a wrench; ``balance``'s CoPs, ZMP and capture point [m] (zeros where
+        undefined), whether each is defined, and its margin [m] to ``polygon`` (a
+        :class:`.contacts.SupportPolygon` of the contacts named ``among``; None: NaN). None
+        where the kernel does not give it: on the NumPy core, without contacts, when an
+        active contact is not a flat sole, when the contacts ``among`` are not the active
+        ones or a margin is NaN (then ``balance`` and ``polygon.margin`` do)."""
+        return None
+
 
 class _PackedTickResult(TickResult):
     """The compiled tick's :class:`TickResult`: its arrays are views into ``packed`` (the
@@ -210,6 +223,18 @@ class _PackedTickResult(TickResult):
         return self._kd._balance_vector(self._poses, self._base_position, self.com,
                                         self.com_velocity, self._contacts, self._wrenches or {},
                                         self._values, self._threshold)
+
+    def contact_points(self, polygon=None, among=()):
+        if not self._contacts:
+            return None
+        got = self._kd._contact_points(self._poses, self._base_position, self.com,
+                                       self.com_velocity, self._contacts,
+                                       self._wrenches or {}, self._values, self._threshold,
+                                       polygon, among)
+        if got is None:
+            return None
+        self.__dict__.setdefault("balance_vector", got[2])      # (the same kernel's)
+        return got[:2]
 
     @cached_property
     def balance(self):
@@ -283,6 +308,17 @@ class PreparedTick:
                                           self.values, contacts, threshold)
 
 
+def _contacts_mask(names, among):
+    """int8 (k,) of the contacts ``names``: 1 for those named in ``among``, which must come
+    in their order (as a tick's active contacts do); False where they do not."""
+    at = [names.index(name) if name in names else -1 for name in among]
+    if any(a < 0 for a in at) or at != sorted(set(at)):
+        return False
+    mask = np.zeros(len(names), np.int8)
+    mask[at] = 1
+    return mask
+
+
 def _checked_wrench(link, w):
     """The wrench ``w`` on ``link`` as a finite (6,) float array; ValueError naming it."""
     w = np.asarray(w, dtype=float)
@@ -333,6 +369,7 @@ class KinDynComputations:
         self._packed = packed_offsets(self.model.n)      # compute_tick's out vector
         self._balance_specs = {}    # _balance_inputs'
         self._balance_held = None   # _balance_vector's arguments of the last wrenches
+        self._polygon_masks = {}    # _contact_points': per (contacts, polygon's contacts)
         kernels = jit_path() if compiled is not False else None   # None: the NumPy code
         if compiled and kernels is None:
             raise RuntimeError(f"compiled kernels unavailable: {jit_status().reason}")
@@ -942,18 +979,46 @@ class KinDynComputations:
         C_H_body (N, 4, 4) and base position (3,), with the tick's checked wrenches
         ``values`` (6 m,) of ``frame_wrenches`` (in its order); None where an active contact
         is not a flat sole (the ground plane then needs an SVD: :meth:`_balance`)."""
+        spec, expressed, wrenches, measured = self._held_balance(contacts, frame_wrenches,
+                                                                 values)
+        status, out = self._jit.balance(poses, base_position, spec, expressed, wrenches,
+                                        measured, threshold, com, com_velocity)
+        if status != self._jit.k.OK:
+            return None
+        return spec.names, out, spec.layout, threshold
+
+    def _contact_points(self, poses, base_position, com, com_velocity, contacts,
+                        frame_wrenches, values, threshold, polygon, among):
+        """(out, layout, balance_vector) of ``TickResult.contact_points`` by
+        :func:`.kernels.contact_points` (arguments as :meth:`_balance_vector`'s; ``polygon``
+        of the contacts named ``among``), or None where the kernel does not give it."""
+        spec, expressed, wrenches, measured = self._held_balance(contacts, frame_wrenches,
+                                                                 values)
+        mask = self._polygon_masks.get((spec.names, among))
+        if mask is None:
+            mask = self._polygon_masks[spec.names, among] = _contacts_mask(spec.names, among)
+        if mask is False:
+            return None
+        try:
+            status, out, balanced = self._jit.contact_points(
+                poses, base_position, spec, expressed, wrenches, measured, threshold, com,
+                com_velocity, mask, None if polygon is None else polygon.margin_arrays())
+        except TypeError:       # (a polygon's arrays not of the compiled types)
+            return None
+        if status != self._jit.k.OK:
+            return None
+        return out, spec.points_layout, (spec.names, balanced, spec.layout, threshold)
+
+    def _held_balance(self, contacts, frame_wrenches, values):
+        """:meth:`_balance_arguments`, kept while ``values``, ``contacts`` and
+        ``frame_wrenches`` are the same objects."""
         held = self._balance_held
         if held is None or held[0] is not values or held[1] is not contacts \
                 or held[2] is not frame_wrenches:
             held = self._balance_held = (values, contacts, frame_wrenches,
                                          *self._balance_arguments(contacts, frame_wrenches,
                                                                   values))
-        spec, expressed, wrenches, measured = held[3:]
-        status, out = self._jit.balance(poses, base_position, spec, expressed, wrenches,
-                                        measured, threshold, com, com_velocity)
-        if status != self._jit.k.OK:
-            return None
-        return spec.names, out, spec.layout, threshold
+        return held[3:]
 
     def _balance_arguments(self, contacts, frame_wrenches, values):
         """(spec, expressed, wrenches (k, 6), measured (k,)) of :func:`.kernels.balance` for

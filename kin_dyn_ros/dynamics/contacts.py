@@ -364,6 +364,12 @@ class SupportPolygon:
         """Ground coordinates (2,) of a world point (3,) (its projection along gravity)."""
         return self.axes @ checked_array("point", point, (3,))
 
+    def margin_arrays(self):
+        """(vertices (m, 2), half-plane normals (m, 2), offsets (m,), axes (2, 3)): the
+        polygon as :func:`.kernels.polygon_margin` takes it (no half-planes when m < 3)."""
+        lines = self._lines or _NO_LINES
+        return self.vertices, lines[0], lines[1], self.axes
+
     def margin(self, point):
         """Signed distance [m] from ``point`` to the polygon boundary: positive inside.
 
@@ -373,9 +379,8 @@ class SupportPolygon:
         """
         kernels = compiled_kernels()
         if kernels is not None:
-            lines = self._lines or _NO_LINES
             try:
-                got = kernels.polygon_margin(self.vertices, lines[0], lines[1], self.axes, point)
+                got = kernels.polygon_margin(*self.margin_arrays(), point)
             except TypeError:           # (not the compiled types: a list, read-only arrays)
                 got = math.nan
             if not math.isnan(got):     # (NaN: a wrong point, named below)

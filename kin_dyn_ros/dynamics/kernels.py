@@ -34,7 +34,7 @@ __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout
            "balance_layout", "NOT_SOLES", "support_hull", "support_layout", "polygon_margin",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV", "WANT_COMJ",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE", "steady_tick",
-           "STALE"]
+           "STALE", "contact_points", "contact_points_layout", "OTHER_POLYGON"]
 
 OK, NOT_FINITE, SINGULAR, BAD_SHAPE = 0, 1, 2, 3
 MIXED, BODY, INERTIAL = 2, 1, 0                       # Representations' values
@@ -1015,6 +1015,81 @@ def balance(mf, mi, poses, base_position, links, expressed, wrenches, measured, 
     for r in range(3):
         out[lay[7] + r] = xi[r] - drop * up[r]
     out[lay[8]], out[lay[10]] = omega, 1.0
+    return OK
+
+
+OTHER_POLYGON = 6  # contact_points: the polygon is not of the active contacts
+
+
+@_jit
+def contact_points_layout(k):
+    """Offsets in :func:`contact_points`' ``out`` for k contacts: per contact its link's
+    origin and its force [origin (3), force (3)] (k, 6), whether it has a wrench (k,); the
+    k CoPs, the ZMP and the capture point (k + 2, 3), whether each is defined (k + 2,) and
+    its margin (k + 2,); and the total size."""
+    measured = 6 * k
+    points = measured + k
+    defined = points + 3 * (k + 2)
+    margins = defined + k + 2
+    return 0, measured, points, defined, margins, margins + k + 2
+
+
+@_jit
+def contact_points(mf, mi, poses, base_position, links, expressed, wrenches, measured,
+                   centres, normals, soles, points, first_point, threshold, tol, min_cosine,
+                   com, com_velocity, among, vertices, half_normals, offsets, axes,
+                   has_polygon, balanced, out):
+    """Where k contacts push and their balance points, world frame [m, N]: :func:`balance`
+    (its arguments up to ``com_velocity``, its vector into ``balanced``) and ``out`` as
+    :func:`contact_points_layout` lays it out: each contact's link origin and its wrench's
+    force (zeros without a wrench), the CoPs, the ZMP and the capture point (zeros where
+    undefined) and, with ``has_polygon``, their margins to the support polygon
+    (``vertices``, ``half_normals``, ``offsets``, ``axes`` as :func:`polygon_margin`'s; NaN
+    without one or where undefined). The polygon is of the contacts ``among`` (k,) (1: in
+    it): OTHER_POLYGON when those are not the active ones (nothing after the forces is
+    meaningful), NOT_SOLES as :func:`balance`, NOT_FINITE for a margin that is NaN."""
+    status = balance(mf, mi, poses, base_position, links, expressed, wrenches, measured,
+                     centres, normals, soles, points, first_point, threshold, tol, min_cosine,
+                     com, com_velocity, balanced)
+    if status != OK:
+        return status
+    k = links.shape[0]
+    lay, at = balance_layout(k), contact_points_layout(k)
+    h, other = np.empty((4, 4)), np.empty((4, 4))
+    for i in range(k):
+        row = out[6 * i:6 * i + 6]
+        out[at[1] + i] = 1.0 if measured[i] else 0.0
+        if not measured[i]:
+            row[:] = 0.0
+            continue
+        _world_pose(mf, mi, poses, base_position, links[i], h)
+        if expressed[i] == links[i]:
+            _on_pose(h, wrenches[i, :3], False, row[3:])
+        else:
+            _world_pose(mf, mi, poses, base_position, expressed[i], other)
+            _on_pose(other, wrenches[i, :3], False, row[3:])
+        for r in range(3):
+            row[r] = h[r, 3]
+    active = balanced[lay[0]] > 0.0
+    for i in range(k + 2):
+        if i < k:
+            defined, first = balanced[5 * i + 4] > 0.0, 5 * i
+            if defined != (among[i] == 1):
+                return OTHER_POLYGON
+        elif i == k:
+            defined, first = active and balanced[lay[5]] != 0.0, lay[3]
+        else:
+            defined, first = active and balanced[lay[10]] != 0.0, lay[7]
+        point = out[at[2] + 3 * i:at[2] + 3 * i + 3]
+        out[at[3] + i] = 1.0 if defined else 0.0
+        out[at[4] + i] = np.nan
+        for r in range(3):
+            point[r] = balanced[first + r] if defined else 0.0
+        if defined and has_polygon:
+            margin = polygon_margin(vertices, half_normals, offsets, axes, point)
+            if np.isnan(margin):
+                return NOT_FINITE
+            out[at[4] + i] = margin
     return OK
 
 

@@ -177,6 +177,13 @@ class ContactMechanics:
         links = [result.world_H_frame(self._index[c.link]) for c in contacts]
         return hull_support(contacts, links, result.com, self._axes, self._up, names)
 
+    def latest_polygon(self):
+        """(SupportPolygon or None, contact names) of the latest support (:meth:`update`),
+        what :meth:`polygon_of` gives a tick whose active contacts are those; None before
+        the first."""
+        support = self._support
+        return None if support is None else (support.polygon, support.names)
+
     def polygon_of(self, result):
         """The SupportPolygon of a tick's active contacts, for colouring its balance markers:
         the latest support's (:meth:`update`; its polygon is the one the same ~/markers array

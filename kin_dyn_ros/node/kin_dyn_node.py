@@ -77,6 +77,7 @@ from .conversions import JointStateMerger  # noqa: E402
 from .diagnostics import InputsReport, build_diagnostics  # noqa: E402
 from .inputs import SensorInputs, subscribe_sensors  # noqa: E402
 from .balance_outputs import BalanceMessages  # noqa: E402
+from .marker_array import MarkerArrays  # noqa: E402
 from .markers import MarkerSet  # noqa: E402
 from .outputs import LATCHED_QOS, Publishers, TickMessages, static_transforms  # noqa: E402
 from .loop import TickLoop  # noqa: E402
@@ -100,7 +101,7 @@ PARSE_ERROR_CHARS = 500              # a parser's error text is cut to this in t
 class _Model:
     """A loaded model: the tick's KinDynComputations (``kd``), the odometry conversion's
     (``aux``, tick thread only), the merged joint states,
-    its per-tick messages and balance messages."""
+    its per-tick messages, balance messages and ~/markers arrays."""
 
     urdf: str
     kd: KinDynComputations
@@ -108,6 +109,7 @@ class _Model:
     merger: JointStateMerger
     messages: TickMessages = None
     balance_messages: BalanceMessages = None
+    markers: MarkerArrays = None
 
 
 @dataclass(frozen=True)
@@ -301,6 +303,7 @@ class KinDynNode(Node):
         self.loop.ticker = TickComputer(m.kd, m.aux, settings, self._mechanics.contacts,
                                         self._log)
         m.balance_messages = BalanceMessages(settings.world_frame, contacts, m.messages.scatter)
+        m.markers = MarkerArrays(m.messages, settings, tuple(self._mechanics.contacts))
         self._inputs.configure(m.merger, self._model_frame, settings.world_frame,
                                settings.ignore_timestamp)
         self._planners.configure(m.kd, m.urdf, settings, self._mechanics.contacts)

@@ -33,9 +33,7 @@ benches and tests drive these public methods.
 import threading
 import time
 
-from .balance_outputs import balance_markers
 from .diagnostics import TickStats
-from .markers import MarkerGroup
 from .rates import AtMost, SinceLast
 from .steady_tick import SteadyTick
 
@@ -275,15 +273,11 @@ class TickLoop:
         return [(publisher, rendered[name]) for publisher, name in wanted if name in rendered]
 
     def _marker_array(self, tick):
-        """~/markers of the tick: contact forces, the contact mechanics' new markers, the
-        balance points."""
-        result, stamp, msgs = tick.result, tick.stamp, self._model.messages
-        forces = msgs.contact_forces(result, tick.inputs.wrenches)
-        balance = result.balance
-        return msgs.marker_array(result, stamp, forces, MarkerGroup.join((
-            self.mechanics.new_markers(),
-            balance and balance_markers(self._settings.world_frame, stamp, balance,
-                                        self.mechanics.polygon_of(result)))))
+        """~/markers of the tick: its markers, the contact mechanics' new markers, the
+        balance points (:class:`.marker_array.MarkerArrays`)."""
+        mechanics = self.mechanics
+        return self._model.markers.render(tick, mechanics.new_markers(),
+                                          mechanics.latest_polygon(), mechanics.polygon_of)
 
     # -- the gates -------------------------------------------------------------------------
     def tf_turn(self, stamp_ns):

@@ -503,6 +503,14 @@ class TickMessages:
         return template.render(np.concatenate([doubles, extra.doubles]),
                                [*integers, *extra.integers])
 
+    def marker_template(self, key, group, *args):
+        """The template of :meth:`marker_array` with a MarkerGroup of layout ``key``, made
+        from ``group(*args)`` (that MarkerGroup; its values are not read) when new."""
+        return self._marker_templates.get(key, self._built_template, group, args)
+
+    def _built_template(self, group, args):
+        return self._group_template(group(*args))
+
     def _group_template(self, group):
         """SerializedTemplate of the markers array followed by ``group``'s layout."""
         markers, doubles, integers = group.prototype()

@@ -134,3 +134,69 @@ def test_tick_rejects_bad_input_with_the_name(icub, state):
     with pytest.raises(ValueError, match="unknown frame 'nope'"):
         icub.compute_tick(state["w_H_b"], state["s"], state["base_vel"], state["s_dot"],
                           state["tau"], {"nope": ("l_sole", np.zeros(6))})
+
+
+def test_contact_points_are_the_forces_the_balance_and_the_margins(icub, icub_urdf):
+    """``TickResult.contact_points`` (one compiled kernel call) holds, where its layout
+    says: each contact's link origin and its wrench's force in the world (the frame poses
+    by forward_kinematics, rotated by hand), whether it has one, and the Balance's CoPs, ZMP
+    and capture point (the NumPy core's) with their margins to a support polygon
+    (``SupportPolygon.margin``); None on the NumPy core, for a polygon of other contacts
+    than the active ones, and where an active contact is not a flat sole."""
+    from kin_dyn_ros.dynamics.compiled import jit_status
+    from kin_dyn_ros.dynamics.contacts import Contact, ground_support
+    if not icub.compiled:
+        pytest.skip(f"the NumPy core runs here: {jit_status().describe()}")
+    icub.set_frame_velocity_representation(Representations.MIXED_REPRESENTATION)
+    sole = np.array([[0.1, 0.04, 0.0], [-0.05, 0.04, 0.0], [-0.05, -0.04, 0.0],
+                     [0.1, -0.04, 0.0]])
+    contacts = {c: Contact(c, sole, [0.0, 0.0, 1.0], 0.6) for c in ("l_sole", "r_sole",
+                                                                    "l_hand")}
+    rng = np.random.default_rng(11)
+    n = icub.NDoF
+    w_H_b = homogeneous(so3_exp(0.02 * rng.normal(size=3)), [0.0, 0.0, 0.6])
+    s, nu, s_dot = 0.02 * rng.normal(size=n), rng.normal(size=6), rng.normal(size=n)
+    # r_sole's wrench (140 N up its sole's normal) given in the axes of r_foot, about its origin
+    h = np.linalg.solve(icub.forward_kinematics("r_foot", w_H_b, s),
+                        icub.forward_kinematics("r_sole", w_H_b, s))
+    f = h[:3, :3] @ [1.0, -0.5, 140.0]
+    wrenches = {"l_sole": ("l_sole", np.array([3.0, 0.4, 180.0, 1.0, -2.0, 0.02])),
+                "r_sole": ("r_foot", np.concatenate([
+                    f, h[:3, :3] @ [-0.5, 1.5, 0.1] + np.cross(h[:3, 3], f)]))}
+    numpy_kd = KinDynComputations(icub_urdf, compiled=False)
+    reference = numpy_kd.compute_tick(w_H_b, s, nu, s_dot, None, wrenches, contacts, 20.0)
+    balance = reference.balance
+    active = tuple(balance.names[i] for i in balance.active)
+    assert active == ("l_sole", "r_sole")
+    support = ground_support([contacts[c] for c in active],
+                             {c: icub.forward_kinematics(c, w_H_b, s) for c in active},
+                             reference.com, icub.gravity, active)
+    tick = icub.compute_tick(w_H_b, s, nu, s_dot, None, wrenches, contacts, 20.0)
+    out, lay = tick.contact_points(support.polygon, active)
+    k = len(contacts)
+    rows, flags = out[:lay[1]].reshape(k, 6), out[lay[1]:lay[2]]
+    for i, link in enumerate(contacts):
+        if link not in wrenches:
+            assert flags[i] == 0.0 and not rows[i].any()
+            continue
+        frame, w = wrenches[link]
+        expected = np.concatenate([icub.forward_kinematics(link, w_H_b, s)[:3, 3],
+                                   icub.forward_kinematics(frame, w_H_b, s)[:3, :3] @ w[:3]])
+        assert flags[i] == 1.0
+        assert_close(rows[i], expected, f"{link}: origin and force", 1e-12)
+    points = [c.point for c in balance.cops] + [balance.zmp_point, balance.capture_point]
+    assert sum(p is not None for p in points) >= 3          # (two CoPs, ZMP, capture point)
+    got = out[lay[2]:lay[3]].reshape(-1, 3)
+    for i, p in enumerate(points):
+        assert out[lay[3] + i] == (p is not None)
+        if p is None:
+            assert not got[i].any() and np.isnan(out[lay[4] + i])
+            continue
+        assert_close(got[i], p, f"balance point {i}", 1e-12)
+        assert abs(out[lay[4] + i] - support.polygon.margin(p)) <= 1e-12
+    assert tick.contact_points(support.polygon, active[:1]) is None         # other contacts
+    assert numpy_kd.compute_tick(w_H_b, s, nu, s_dot, None, wrenches, contacts,
+                                 20.0).contact_points(support.polygon, active) is None
+    point = {**contacts, "l_sole": Contact("l_sole", np.zeros(3), [0.0, 0.0, 1.0], 0.6)}
+    assert icub.compute_tick(w_H_b, s, nu, s_dot, None, wrenches, point,
+                             20.0).contact_points(support.polygon, active) is None
