@@ -9,7 +9,8 @@ times each JointState callback, i.e. the whole tick: compute_tick, every publica
 contact mechanics. Modes, interleaved in rounds so that a busy spell of the machine spreads
 over all of them:
 
-- ``off``: the contact mechanics hooks replaced by no-ops (the node before this feature);
+- ``off``: the contact mechanics' steps replaced by no-ops and equilibrium_rate 0 (no
+  support markers either: the node before this feature);
 - ``rate``: support polygon, margin and equilibrium torques at ``--equilibrium-rate``
   (default 100 Hz, the node's default: every 10th tick);
 - ``every``: all of them every tick (equilibrium_rate 1e6);
@@ -114,7 +115,7 @@ def main():
         executor.spin_once(timeout_sec=0.05)
     gc.freeze()         # as the node's main() does: the model's objects out of collections
     mech = node.loop.mechanics
-    hooks = (mech.steps, mech.new_markers)
+    steps = mech.steps
     balance_hook = node.loop.balance_messages
     spent = []          # [s] each balance publication of the modes with it
 
@@ -129,10 +130,10 @@ def main():
 
     def set_mode(mode):
         off = mode == 'off'
-        mech.steps, mech.new_markers = (no_steps, lambda: None) if off else hooks
+        mech.steps = no_steps if off else steps
         node.loop.balance_messages = (lambda *_: []) if mode in ('off', 'no_balance') \
             else timed_balance
-        rate = 1e6 if mode == 'every' else args.equilibrium_rate
+        rate = 1e6 if mode == 'every' else 0.0 if off else args.equilibrium_rate
         node.set_parameters([Parameter('equilibrium_rate', value=rate),
                              Parameter('markers_rate', value=1e6 if mode == 'markers' else 30.0)])
 

@@ -137,19 +137,19 @@ _S6 = (6,)
 NO_TARGETS = np.empty((0, 2), dtype=np.int64)
 NO_FRAMES = np.empty(0, dtype=np.int64)
 NO_WRENCHES = np.empty((0, 6))
-_NO_POLYGON = (np.zeros((0, 2)), np.zeros((0, 2)), np.zeros(0), np.zeros((2, 3)))
 
 
 class BalanceContacts:
     """The contacts of :func:`.kernels.balance` as arrays (fixed per set of contacts): their
     link frame indices ``links`` (k,), sole centres and normals (k, 3) in link axes, whether
     each is a flat sole (``soles``), their points (P, 3) (contact i's from
-    ``first_point[i]``), the tolerances of :mod:`.balance` and the output's ``layout``
-    (:func:`.kernels.contact_points`': ``points_layout``);
+    ``first_point[i]``), the tolerances of :mod:`.balance` (and the support hull's) and the
+    output's ``layout`` (:func:`.kernels.contact_points`': ``points_layout``);
     ``names`` the contacts' names (the caller's), ``all_measured`` (k,) all true."""
 
     def __init__(self, kernels, contacts, frame_index, names=()):
         from .balance import COPLANAR_TOL, MIN_UP_COSINE
+        from .contacts import HULL_TOL
         self.contacts = tuple(contacts)             # (kept: the cache's key is their ids)
         self.names = tuple(names)
         self.all_measured = np.ones(len(self.contacts), dtype=np.bool_)
@@ -162,9 +162,10 @@ class BalanceContacts:
         self.points = np.ascontiguousarray(np.concatenate(points) if points
                                            else np.zeros((0, 3)))
         self.first_point = np.cumsum([0] + [len(p) for p in points]).astype(np.int64)
-        self.tol, self.min_cosine = COPLANAR_TOL, MIN_UP_COSINE
+        self.tol, self.min_cosine, self.hull_tol = COPLANAR_TOL, MIN_UP_COSINE, HULL_TOL
         self.layout = kernels.balance_layout(len(self.contacts))
-        self.points_layout = kernels.contact_points_layout(len(self.contacts))
+        self.points_layout = kernels.contact_points_layout(len(self.contacts),
+                                                           len(self.points))
 
 
 class SingularMassMatrix(ValueError):
@@ -283,18 +284,16 @@ class CompiledModel:
         return status, out
 
     def contact_points(self, poses, base_position, contacts, expressed, wrenches, measured,
-                       threshold, com, com_velocity, among, polygon):
+                       threshold, com, com_velocity, axes, up):
         """(status, out, balanced) of :func:`.kernels.contact_points` with :meth:`balance`'s
-        arguments; ``among`` (k,) int8 the contacts of ``polygon`` ((vertices (m, 2),
-        half-plane normals (m, 2) and offsets (m,), axes (2, 3)), or None: no margins)."""
+        arguments and the ground ``axes`` (2, 3) and ``up`` (3,) of the support."""
         c = contacts
         out, balanced = np.empty(c.points_layout[-1]), np.empty(c.layout[-1])
-        vertices, normals, offsets, axes = _NO_POLYGON if polygon is None else polygon
         status = self.k.contact_points(
             self.mf, self.mi, poses, np.ascontiguousarray(base_position), c.links, expressed,
             wrenches, measured, c.centres, c.normals, c.soles, c.points, c.first_point,
-            float(threshold), c.tol, c.min_cosine, com, com_velocity, among, vertices, normals,
-            offsets, axes, polygon is not None, balanced, out)
+            float(threshold), c.tol, c.min_cosine, com, com_velocity, axes, up, c.hull_tol,
+            balanced, out)
         return status, out, balanced
 
     def world_frame_pose(self, poses, w_H_b, index):
@@ -526,8 +525,7 @@ def _warm(compiled, names):
                                                     1.0)], lambda _: 0)
         compiled.contact_points(np.zeros((compiled.n + 1, 4, 4)), np.zeros(3), sole,
                                 np.zeros(1, np.int64), np.zeros((1, 6)), np.ones(1, np.bool_),
-                                0.0, np.zeros(3), np.zeros(3), np.ones(1, np.int8),
-                                (h[:3, :2].copy(), h[:3, :2].copy(), z6[:3], h[:2, :3].copy()))
+                                0.0, np.zeros(3), np.zeros(3), h[:2, :3].copy(), z6[:3])
     if "support_hull" in names:
         square = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
         compiled.k.support_hull(square, np.array([0, 3]), h[None], z6[:3], h[:2, :3].copy(),

@@ -33,6 +33,7 @@ from .checks import checked_array, checked_arrays
 from .compiled import (EMPTY, NO_FRAMES, NO_TARGETS, NO_WRENCHES, BalanceContacts,
                        CompiledModel, SingularMassMatrix, ensure_compiled, jit_path,
                        jit_status)
+from .contacts import ground_axes
 from .kinematics import (chain_poses, chain_product, forward_pass, joint_quaternions,
                          path_columns, transform_wrench)
 from .model import MimicJoints, build_model
@@ -148,17 +149,18 @@ class TickResult:
             return self.world_H_frames[index]
         return self._frame_pose(index)
 
-    def contact_points(self, polygon=None, among=()):
-        """(out, layout): where the contacts given to ``compute_tick`` push and their
-        balance points in one vector, as the compiled kernel writes it
-        (:func:`.kernels.contact_points`, laid out as ``layout``): per contact its link's
-        origin and its force in the world frame [m, N] (zeros without a wrench) and whether
-        it has a wrench; ``balance``'s CoPs, ZMP and capture point [m] (zeros where
-        undefined), whether each is defined, and its margin [m] to ``polygon`` (a
-        :class:`.contacts.SupportPolygon` of the contacts named ``among``; None: NaN). None
-        where the kernel does not give it: on the NumPy core, without contacts, when an
-        active contact is not a flat sole, when the contacts ``among`` are not the active
-        ones or a margin is NaN (then ``balance`` and ``polygon.margin`` do)."""
+    def contact_points(self):
+        """(out, layout): where the contacts given to ``compute_tick`` push, their balance
+        points and the support of the active ones, in one vector as the compiled kernel
+        writes it (:func:`.kernels.contact_points`, laid out as ``layout``): per contact its
+        link's origin and its force in the world frame [m, N] (zeros without a wrench) and
+        whether it has a wrench; ``balance``'s CoPs, ZMP and capture point [m] (zeros where
+        undefined), whether each is defined and its margin [m] to the support polygon of the
+        active contacts (NaN where undefined or without one); that support as
+        :func:`.contacts.hull_support` gives it: its outline closed (its number of points
+        first), the CoM's margin and ground projection. None where the kernel does not give
+        it: on the NumPy core, without contacts, when an active contact is not a flat sole
+        or a margin is NaN (``balance`` and ``hull_support`` then do)."""
         return None
 
 
@@ -224,13 +226,12 @@ class _PackedTickResult(TickResult):
                                         self.com_velocity, self._contacts, self._wrenches or {},
                                         self._values, self._threshold)
 
-    def contact_points(self, polygon=None, among=()):
+    def contact_points(self):
         if not self._contacts:
             return None
         got = self._kd._contact_points(self._poses, self._base_position, self.com,
                                        self.com_velocity, self._contacts,
-                                       self._wrenches or {}, self._values, self._threshold,
-                                       polygon, among)
+                                       self._wrenches or {}, self._values, self._threshold)
         if got is None:
             return None
         self.__dict__.setdefault("balance_vector", got[2])      # (the same kernel's)
@@ -308,17 +309,6 @@ class PreparedTick:
                                           self.values, contacts, threshold)
 
 
-def _contacts_mask(names, among):
-    """int8 (k,) of the contacts ``names``: 1 for those named in ``among``, which must come
-    in their order (as a tick's active contacts do); False where they do not."""
-    at = [names.index(name) if name in names else -1 for name in among]
-    if any(a < 0 for a in at) or at != sorted(set(at)):
-        return False
-    mask = np.zeros(len(names), np.int8)
-    mask[at] = 1
-    return mask
-
-
 def _checked_wrench(link, w):
     """The wrench ``w`` on ``link`` as a finite (6,) float array; ValueError naming it."""
     w = np.asarray(w, dtype=float)
@@ -369,7 +359,7 @@ class KinDynComputations:
         self._packed = packed_offsets(self.model.n)      # compute_tick's out vector
         self._balance_specs = {}    # _balance_inputs'
         self._balance_held = None   # _balance_vector's arguments of the last wrenches
-        self._polygon_masks = {}    # _contact_points': per (contacts, polygon's contacts)
+        self._ground = None         # _contact_points' ground axes and up (False: none)
         kernels = jit_path() if compiled is not False else None   # None: the NumPy code
         if compiled and kernels is None:
             raise RuntimeError(f"compiled kernels unavailable: {jit_status().reason}")
@@ -988,23 +978,20 @@ class KinDynComputations:
         return spec.names, out, spec.layout, threshold
 
     def _contact_points(self, poses, base_position, com, com_velocity, contacts,
-                        frame_wrenches, values, threshold, polygon, among):
+                        frame_wrenches, values, threshold):
         """(out, layout, balance_vector) of ``TickResult.contact_points`` by
-        :func:`.kernels.contact_points` (arguments as :meth:`_balance_vector`'s; ``polygon``
-        of the contacts named ``among``), or None where the kernel does not give it."""
+        :func:`.kernels.contact_points` (arguments as :meth:`_balance_vector`'s), or None
+        where the kernel does not give it."""
         spec, expressed, wrenches, measured = self._held_balance(contacts, frame_wrenches,
                                                                  values)
-        mask = self._polygon_masks.get((spec.names, among))
-        if mask is None:
-            mask = self._polygon_masks[spec.names, among] = _contacts_mask(spec.names, among)
-        if mask is False:
+        if self._ground is None:
+            self._ground = (ground_axes(self.gravity), -self.gravity / np.linalg.norm(
+                self.gravity)) if np.linalg.norm(self.gravity) >= 1e-12 else False
+        if self._ground is False:        # (no ground without gravity: hull_support says so)
             return None
-        try:
-            status, out, balanced = self._jit.contact_points(
-                poses, base_position, spec, expressed, wrenches, measured, threshold, com,
-                com_velocity, mask, None if polygon is None else polygon.margin_arrays())
-        except TypeError:       # (a polygon's arrays not of the compiled types)
-            return None
+        status, out, balanced = self._jit.contact_points(
+            poses, base_position, spec, expressed, wrenches, measured, threshold, com,
+            com_velocity, *self._ground)
         if status != self._jit.k.OK:
             return None
         return out, spec.points_layout, (spec.names, balanced, spec.layout, threshold)

@@ -34,7 +34,7 @@ __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout
            "balance_layout", "NOT_SOLES", "support_hull", "support_layout", "polygon_margin",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV", "WANT_COMJ",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE", "steady_tick",
-           "STALE", "contact_points", "contact_points_layout", "OTHER_POLYGON"]
+           "STALE", "contact_points", "contact_points_layout"]
 
 OK, NOT_FINITE, SINGULAR, BAD_SHAPE = 0, 1, 2, 3
 MIXED, BODY, INERTIAL = 2, 1, 0                       # Representations' values
@@ -1018,43 +1018,44 @@ def balance(mf, mi, poses, base_position, links, expressed, wrenches, measured, 
     return OK
 
 
-OTHER_POLYGON = 6  # contact_points: the polygon is not of the active contacts
-
-
 @_jit
-def contact_points_layout(k):
-    """Offsets in :func:`contact_points`' ``out`` for k contacts: per contact its link's
-    origin and its force [origin (3), force (3)] (k, 6), whether it has a wrench (k,); the
-    k CoPs, the ZMP and the capture point (k + 2, 3), whether each is defined (k + 2,) and
-    its margin (k + 2,); and the total size."""
+def contact_points_layout(k, p):
+    """Offsets in :func:`contact_points`' ``out`` for k contacts of p points in all: per
+    contact its link's origin and its force [origin (3), force (3)] (k, 6), whether it has a
+    wrench (k,); the k CoPs, the ZMP and the capture point (k + 2, 3), whether each is
+    defined (k + 2,) and its margin (k + 2,); the support of the active contacts: the
+    number of points of its closed outline, the CoM's margin, the CoM's projection (3) and
+    the outline (p + 1, 3); and the total size."""
     measured = 6 * k
     points = measured + k
     defined = points + 3 * (k + 2)
     margins = defined + k + 2
-    return 0, measured, points, defined, margins, margins + k + 2
+    support = margins + k + 2
+    return 0, measured, points, defined, margins, support, support + 5 + 3 * (p + 1)
 
 
 @_jit
 def contact_points(mf, mi, poses, base_position, links, expressed, wrenches, measured,
                    centres, normals, soles, points, first_point, threshold, tol, min_cosine,
-                   com, com_velocity, among, vertices, half_normals, offsets, axes,
-                   has_polygon, balanced, out):
-    """Where k contacts push and their balance points, world frame [m, N]: :func:`balance`
-    (its arguments up to ``com_velocity``, its vector into ``balanced``) and ``out`` as
-    :func:`contact_points_layout` lays it out: each contact's link origin and its wrench's
-    force (zeros without a wrench), the CoPs, the ZMP and the capture point (zeros where
-    undefined) and, with ``has_polygon``, their margins to the support polygon
-    (``vertices``, ``half_normals``, ``offsets``, ``axes`` as :func:`polygon_margin`'s; NaN
-    without one or where undefined). The polygon is of the contacts ``among`` (k,) (1: in
-    it): OTHER_POLYGON when those are not the active ones (nothing after the forces is
-    meaningful), NOT_SOLES as :func:`balance`, NOT_FINITE for a margin that is NaN."""
+                   com, com_velocity, axes, up, hull_tol, balanced, out):
+    """Where k contacts push, their balance points and the support of the active ones,
+    world frame [m, N]: :func:`balance` (its arguments up to ``com_velocity``, its vector
+    into ``balanced``), then ``out`` as :func:`contact_points_layout` lays it out: each
+    contact's link origin and its wrench's force (zeros without a wrench); the CoPs, the ZMP
+    and the capture point (zeros where undefined) with their margins to the support polygon
+    (NaN where undefined or without an active contact); the support as
+    :func:`.contacts.hull_support` makes it (:func:`support_hull` of the active contacts'
+    points, the ground ``axes`` (2, 3), ``up`` (3,), ``hull_tol``): its outline closed
+    (the first vertex again; one vertex twice; none without an active contact), the CoM's
+    margin (-inf without an active contact) and projection. NOT_SOLES as :func:`balance`
+    (nothing after the forces is written), NOT_FINITE for a margin that is NaN."""
     status = balance(mf, mi, poses, base_position, links, expressed, wrenches, measured,
                      centres, normals, soles, points, first_point, threshold, tol, min_cosine,
                      com, com_velocity, balanced)
     if status != OK:
         return status
     k = links.shape[0]
-    lay, at = balance_layout(k), contact_points_layout(k)
+    lay, at = balance_layout(k), contact_points_layout(k, points.shape[0])
     h, other = np.empty((4, 4)), np.empty((4, 4))
     for i in range(k):
         row = out[6 * i:6 * i + 6]
@@ -1070,12 +1071,16 @@ def contact_points(mf, mi, poses, base_position, links, expressed, wrenches, mea
             _on_pose(other, wrenches[i, :3], False, row[3:])
         for r in range(3):
             row[r] = h[r, 3]
+    hull, m, rows = _active_support(mf, mi, poses, base_position, links, points, first_point,
+                                    balanced, com, axes, up, hull_tol, out[at[5]:at[6]])
+    hl = support_layout(rows)
+    vertices = hull[hl[0]:hl[0] + 2 * m].reshape((m, 2))
+    half_normals = hull[hl[1]:hl[1] + 2 * m].reshape((m, 2))
+    offsets = hull[hl[2]:hl[2] + m]
     active = balanced[lay[0]] > 0.0
     for i in range(k + 2):
         if i < k:
             defined, first = balanced[5 * i + 4] > 0.0, 5 * i
-            if defined != (among[i] == 1):
-                return OTHER_POLYGON
         elif i == k:
             defined, first = active and balanced[lay[5]] != 0.0, lay[3]
         else:
@@ -1085,12 +1090,53 @@ def contact_points(mf, mi, poses, base_position, links, expressed, wrenches, mea
         out[at[4] + i] = np.nan
         for r in range(3):
             point[r] = balanced[first + r] if defined else 0.0
-        if defined and has_polygon:
+        if defined and active:
             margin = polygon_margin(vertices, half_normals, offsets, axes, point)
             if np.isnan(margin):
                 return NOT_FINITE
             out[at[4] + i] = margin
     return OK
+
+
+@_jit
+def _active_support(mf, mi, poses, base_position, links, points, first_point, balanced, com,
+                    axes, up, hull_tol, support):
+    """(hull, m, p): :func:`support_hull`'s ``out``, vertex count and number of points of
+    the contacts active in ``balanced`` (:func:`balance`'s vector), and ``support`` as
+    :func:`contact_points` writes it; an empty hull, 0, 0 without an active contact."""
+    k = links.shape[0]
+    picked = np.empty((points.shape[0], 3))
+    first = np.zeros(k + 1, np.int64)
+    frames = np.empty((k, 4, 4))
+    count, rows = 0, 0
+    for i in range(k):
+        if balanced[5 * i + 4] > 0.0:
+            for q in range(first_point[i], first_point[i + 1]):
+                for r in range(3):
+                    picked[rows, r] = points[q, r]
+                rows += 1
+            _world_pose(mf, mi, poses, base_position, links[i], frames[count])
+            count += 1
+            first[count] = rows
+    if count == 0:
+        along = com[0] * up[0] + com[1] * up[1] + com[2] * up[2]
+        support[0], support[1] = 0.0, -np.inf
+        for r in range(3):
+            support[2 + r] = com[r] - along * up[r]
+        return np.empty(0), 0, 0
+    hull = np.empty(support_layout(rows)[-1])
+    m = support_hull(picked[:rows], first[:count + 1], frames[:count], com, axes, up, hull_tol,
+                     hull)
+    plane = support_layout(rows)[3]
+    closed = m + 1 if m > 1 else 2 * m
+    support[0], support[1] = closed, hull[1]
+    for r in range(3):
+        support[2 + r] = hull[2 + r]
+    for j in range(closed):
+        v = j if j < m else 0
+        for r in range(3):
+            support[5 + 3 * j + r] = hull[plane + 3 * v + r]
+    return hull, m, rows
 
 
 # ----------------------------------------------------------------------------- support polygon

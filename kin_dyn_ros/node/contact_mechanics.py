@@ -12,11 +12,7 @@ the force the environment applies to the link.
 At ``equilibrium_rate`` [Hz, counted in JointState stamps; 0 = off], on the ticks that are
 due, when the node has contacts and something reads one of these outputs (a subscriber to
 one of the three topics; each topic is published only while subscribed; their subscribers
-are counted at most every 20 ms, as the per-tick outputs', :class:`.outputs.ReadCounts`);
-while only ~/markers reads the support, on each tick that publishes a ~/markers array
-(``markers_rate``; :meth:`ContactMechanics.markers_published`: the support shares that
-tick's result and balance, computed for the array, instead of making its own on another
-tick: ~8 us less per JointState at 1 kHz, docs/performance.md)
+are counted at most every 20 ms, as the per-tick outputs', :class:`.outputs.ReadCounts`)
 (:meth:`ContactMechanics.steps`, after all the tick's
 outputs; on the node's sensor thread, one step in each moment with no input waiting, so that
 they never delay a queued JointState by more than a step: a tick that a newer one overtakes
@@ -44,10 +40,11 @@ tick's steps has its turn after them):
   stamped with the tick they were computed for, on the first tick (or diagnostics period)
   after they arrive. A due tick that finds the worker busy waits its turn; a newer due tick
   replaces a waiting one (no torques for that one).
-- markers, in the node's next ~/markers array (:meth:`ContactMechanics.new_markers`):
-  ns ``support_polygon`` id 0, the polygon (LINE_STRIP, closed; DELETE without an active
-  contact), and id 1, a disc at the CoM's projection, green inside the polygon and red
-  outside; stamped with the tick they show.
+- markers, in each ~/markers array (:class:`.marker_array.MarkerArrays`, with the
+  support of that array's own tick, :meth:`ContactMechanics.ground_support`, whatever is
+  read): ns ``support_polygon`` id 0, the polygon (LINE_STRIP, closed; DELETE without an
+  active contact), and id 1, a disc at the CoM's projection, green inside the polygon and
+  red outside.
 
 Why not every tick: on iCub (a 2-core machine, see docs/performance.md) an update costs ~0.04 ms warm
 and ~0.22 ms in the node at 1 kHz (polygon and margin), ~0.05 ms in the node (their
@@ -72,7 +69,7 @@ from ..equilibrium_worker import EquilibriumWorker
 from .outputs import EffortMessage, ReadCounts
 from .rates import OnPhase
 from .settings import make_contact
-from .support_outputs import SupportMessages, support_markers
+from .support_outputs import SupportMessages
 from .throttle import ThrottledLogger
 
 try:
@@ -87,8 +84,7 @@ THROTTLE_S = 5.0
 
 # -- the node's part -------------------------------------------------------------------------
 class ContactMechanics:
-    """Publishers and per-tick support of one node (its loop tells it when a ~/markers array,
-    where the support's markers go, is published: :meth:`markers_published`)."""
+    """Publishers and per-tick support of one node."""
 
     def __init__(self, node):
         self._node, self._logger = node, node.get_logger()
@@ -138,7 +134,7 @@ class ContactMechanics:
         self._support = self._state = self._stamp = self._balance = None
         self._phase = OnPhase()      # equilibrium_rate, by stamps
         self._margins = (-np.inf, -np.inf)
-        self._fresh = self._marked = self._for_markers = False
+        self._fresh = False
 
     @property
     def contacts(self):
@@ -147,18 +143,17 @@ class ContactMechanics:
 
     # -- per tick ------------------------------------------------------------------------
     def update(self, kd, result, s, stamp):
-        """The support of a tick, when due (equilibrium_rate) and read, or after its ~/markers
-        array (:meth:`markers_published`): ``result`` (TickResult of the node's contacts: its
+        """The support of a tick, when due (equilibrium_rate) and read: ``result``
+        (TickResult of the node's contacts: its
         ``balance`` tells the active ones), joint positions ``s`` (n,) and its stamp.
         Computes nothing on the other ticks."""
         self._fresh = False
         t = stamp_to_ns(stamp)
-        for_markers, self._for_markers = self._for_markers, False
-        if not self._contacts or not ((self._turn(t) and self._due(t)) or for_markers):
+        if not self._contacts or not (self._turn(t) and self._due(t)):
             return          # (the phase first: a due tick takes its turn)
         try:
             balance = result.balance
-            self._support = self._ground_support(result)
+            self._support = self.ground_support(result)
             self._margins = (-np.inf, -np.inf) if not balance or not balance.active \
                 else balance.margins(self._support.polygon)
             self._balance = balance
@@ -166,40 +161,16 @@ class ContactMechanics:
             self._log.warning("support", f"support polygon skipped: {exc}")
             return
         self._state, self._stamp, self._fresh = (kd, result.base_pose, s), stamp, True
-        self._marked = False
 
-    def _ground_support(self, result):
-        """The GroundSupport of a tick's active contacts (those of ``result.balance``)."""
+    def ground_support(self, result):
+        """The GroundSupport of a tick's active contacts (those of ``result.balance``);
+        ValueError from the core."""
         balance = result.balance
         active = () if balance is None else balance.active
         names = tuple(balance.names[i] for i in active)
         contacts = tuple(self._contacts[n] for n in names)
         links = [result.world_H_frame(self._index[c.link]) for c in contacts]
         return hull_support(contacts, links, result.com, self._axes, self._up, names)
-
-    def latest_polygon(self):
-        """(SupportPolygon or None, contact names) of the latest support (:meth:`update`),
-        what :meth:`polygon_of` gives a tick whose active contacts are those; None before
-        the first."""
-        support = self._support
-        return None if support is None else (support.polygon, support.names)
-
-    def polygon_of(self, result):
-        """The SupportPolygon of a tick's active contacts, for colouring its balance markers:
-        the latest support's (:meth:`update`; its polygon is the one the same ~/markers array
-        draws) when it has the same active contacts, else computed now (a contact made or
-        lost since: the one :meth:`update` gives that tick's ~/stability_margin). None
-        without contacts, without an active one, or on a core error."""
-        if not self._contacts:
-            return None
-        balance, support = result.balance, self._support
-        if support is not None and balance is not None and \
-                support.names == tuple(balance.names[i] for i in balance.active):
-            return support.polygon
-        try:
-            return self._ground_support(result).polygon
-        except ValueError:
-            return None
 
     def steps(self, kd, result, s, stamp):
         """The contact mechanics of a tick (arguments as :meth:`update`) as a generator of
@@ -240,18 +211,10 @@ class ContactMechanics:
         ticks have none: the node then schedules no steps for them."""
         if not self._contacts:
             return False
-        if self._worker.expecting or self._for_markers:
+        if self._worker.expecting:
             return True
         period = self._period_ns            # (most ticks: not due, two calls in all)
         return period > 0 and self._phase.is_due(stamp_ns, period) and self._turn(stamp_ns)
-
-    def markers_published(self):
-        """The tick being computed published a ~/markers array: while none of the three
-        topics is read (else the support comes at equilibrium_rate anyway), the support of
-        this tick is computed in its steps (:meth:`has_work`, :meth:`update`), and its markers
-        go in the next array; nothing with ``equilibrium_rate`` 0 or no contacts."""
-        if self._contacts and self._period_ns > 0 and not self._read.any():
-            self._for_markers = True
 
     def _turn(self, t):
         """Whether a tick of stamp ``t`` [ns] computes the support: due (:meth:`_is_due`) and
@@ -332,12 +295,3 @@ class ContactMechanics:
     def close(self):
         """Stop the equilibrium worker's process."""
         self._worker.close()
-
-    def new_markers(self):
-        """Markers of the latest support (stamped with its tick; a
-        :class:`.markers.MarkerGroup`) when it is newer than the last markers given, else
-        None: for the node's next ~/markers array."""
-        if self._support is None or self._marked:
-            return None
-        self._marked = True
-        return support_markers(self._settings.world_frame, self._stamp, self._support)

@@ -303,7 +303,8 @@ class KinDynNode(Node):
         self.loop.ticker = TickComputer(m.kd, m.aux, settings, self._mechanics.contacts,
                                         self._log)
         m.balance_messages = BalanceMessages(settings.world_frame, contacts, m.messages.scatter)
-        m.markers = MarkerArrays(m.messages, settings, tuple(self._mechanics.contacts))
+        m.markers = MarkerArrays(m.messages, settings, tuple(self._mechanics.contacts),
+                                 self._mechanics.ground_support)
         self._inputs.configure(m.merger, self._model_frame, settings.world_frame,
                                settings.ignore_timestamp)
         self._planners.configure(m.kd, m.urdf, settings, self._mechanics.contacts)

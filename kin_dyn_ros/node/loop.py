@@ -227,13 +227,11 @@ class TickLoop:
 
     def publish_markers(self, tick, read):
         """The ~/markers array of the tick, when published, read (among the publishers
-        ``read``) and due at markers_rate (it then takes the turn); the contact mechanics are
-        told (:meth:`.contact_mechanics.ContactMechanics.markers_published`)."""
+        ``read``) and due at markers_rate (it then takes the turn)."""
         pub = self.publishers
         if self._settings.publish_markers and pub.markers in read and self._markers_due.due(
                 self.inputs.joint_state_received_ns, self._markers_period_ns):
-            pub.markers.publish(self._marker_array(tick))
-            self.mechanics.markers_published()
+            pub.markers.publish(self._model.markers.render(tick))
 
     def render(self, tick, read=None):
         """[(publisher, message)] of the tick's per-tick outputs that are read (``read``:
@@ -271,13 +269,6 @@ class TickLoop:
         rendered = self._model.balance_messages.render(result, stamp,
                                                        [name for _, name in wanted])
         return [(publisher, rendered[name]) for publisher, name in wanted if name in rendered]
-
-    def _marker_array(self, tick):
-        """~/markers of the tick: its markers, the contact mechanics' new markers, the
-        balance points (:class:`.marker_array.MarkerArrays`)."""
-        mechanics = self.mechanics
-        return self._model.markers.render(tick, mechanics.new_markers(),
-                                          mechanics.latest_polygon(), mechanics.polygon_of)
 
     # -- the gates -------------------------------------------------------------------------
     def tf_turn(self, stamp_ns):
@@ -333,8 +324,8 @@ class TickLoop:
 
     def run_step(self):
         """One step of the contact mechanics of the latest tick (at equilibrium_rate:
-        support polygon, margin, equilibrium torques; their markers go in the next
-        ~/markers array), work that need not delay the next tick; True while steps remain.
+        support polygon, margin, equilibrium torques), work that need not delay the next
+        tick; True while steps remain.
 
         A tick on the sensor thread leaves them to the thread's idle moments (no input
         pending), one step each: a tick that a newer one overtakes before the first step

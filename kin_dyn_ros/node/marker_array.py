@@ -27,6 +27,8 @@ from .balance_outputs import INSIDE_RGBA, OUTSIDE_RGBA, UNKNOWN_RGBA, balance_ma
 from .balance_outputs import _prototype as balance_prototype
 from .markers import ANGULAR_SCALE, FORCE_SCALE, LINEAR_SCALE, MarkerGroup
 from .outputs import TemplateCache
+from .support_outputs import MARKER_NS, support_markers
+from .support_outputs import _support_prototype as support_prototype
 
 __all__ = ["MarkerArrays"]
 
@@ -35,75 +37,90 @@ _NO_DOUBLES = np.zeros(0)
 
 class MarkerArrays:
     """The ~/markers arrays of one model and settings: ``messages`` (its
-    :class:`.outputs.TickMessages`), the settings' world frame and contacts, ``geometry``
-    the names of the contacts the core computes (the settings' that are links of the
-    model, in their order)."""
+    :class:`.outputs.TickMessages`), the settings' world frame, contacts and
+    equilibrium_rate, ``geometry`` the names of the contacts the core computes (the
+    settings' that are links of the model, in their order) and ``ground_support(result)``
+    the :class:`~..dynamics.contacts.GroundSupport` of a tick's active contacts (the
+    contact mechanics'). The support's markers are drawn while the node has contacts and
+    its contact mechanics are on (``equilibrium_rate`` > 0)."""
 
-    def __init__(self, messages, settings, geometry):
+    def __init__(self, messages, settings, geometry, ground_support):
         self._messages, self._frame = messages, settings.world_frame
-        slots = [geometry.index(c) if c in geometry else -1 for c in settings.contacts]
-        self._slots = slots
+        self._slots = [geometry.index(c) if c in geometry else -1 for c in settings.contacts]
+        self._geometry, self._ground_support = tuple(geometry), ground_support
+        self._draw_support = bool(geometry) and settings.equilibrium_rate > 0.0
         self._markers = len(messages.markers.array.markers)
-        self._gathers = TemplateCache()     # per (contacts, support doubles)
+        self._gathers = TemplateCache()     # per (contacts, outline points)
 
-    def render(self, tick, support, latest, polygon_of):
-        """~/markers of ``tick`` (a :class:`.tick.Tick`): its markers, then the support's
-        (``support``: a :class:`.markers.MarkerGroup` or None), then its balance points',
-        coloured by the support polygon of its active contacts: ``latest`` ((polygon,
-        contact names) of the contact mechanics' newest support, or None before the first)
-        when it is of those contacts, else ``polygon_of(result)``."""
+    def render(self, tick):
+        """~/markers of ``tick`` (a :class:`.tick.Tick`): its markers, then its support's
+        (the polygon of its active contacts and the CoM's projection), then its balance
+        points', coloured by their place in that polygon."""
         result, stamp = tick.result, tick.stamp
-        got = None if latest is None else result.contact_points(*latest)
+        got = result.contact_points()
         if got is None:
-            return self._plain(tick, support, polygon_of)
+            return self._plain(tick)
         out, lay = got
-        k = lay[1] // 6
-        margins = out[lay[4]:lay[5]].tolist()
-        colours = tuple(UNKNOWN_RGBA if math.isnan(m) else INSIDE_RGBA if m >= 0.0
-                        else OUTSIDE_RGBA for m in margins)
-        key = ("balance", self._frame, k, colours)
-        extra = support.doubles if support is not None else _NO_DOUBLES
+        k, at = lay[1] // 6, lay[5]
+        margins = out[lay[4]:at].tolist()
+        key = ("balance", self._frame, k, tuple(
+            UNKNOWN_RGBA if math.isnan(m) else INSIDE_RGBA if m >= 0.0 else OUTSIDE_RGBA
+            for m in margins))
+        outline = int(out[at]) if self._draw_support else -1
+        support = (MARKER_NS, self._frame, outline, bool(out[at + 1] >= 0.0)) \
+            if self._draw_support else None
         template = self._messages.marker_template(
-            key if support is None else (support.key, key), self._group, support, key)
-        a, tips, scales, b = self._gathers.get((k, len(extra)), self._gather, lay, len(extra))
-        values = np.concatenate((out, result.com, result.centroidal_momentum, extra, _ZERO))
+            key if support is None else (support, key), self._group, support, key)
+        a, tips, scales, b = self._gathers.get((k, outline), self._gather, lay, outline)
+        values = np.concatenate((out, result.com, result.centroidal_momentum, _ZERO))
         doubles = values[a]
         doubles[tips] += scales * values[b]
         measured, defined = out[lay[1]:lay[2]].tolist(), out[lay[3]:lay[4]].tolist()
-        slots, pair = self._slots, [stamp.sec, stamp.nanosec]
+        pair = [stamp.sec, stamp.nanosec]
         integers = pair * self._markers
-        integers += [Marker.ADD if i >= 0 and measured[i] else Marker.DELETE for i in slots]
-        if support is not None:
-            integers += support.integers
-        integers += pair * (k + 2)
+        integers += [Marker.ADD if i >= 0 and measured[i] else Marker.DELETE
+                     for i in self._slots]
+        integers += pair * (k + 4 if support is not None else k + 2)
         integers += [Marker.ADD if d else Marker.DELETE for d in defined]
         return template.render(doubles, integers)
 
-    def _plain(self, tick, support, polygon_of):
+    def _plain(self, tick):
         """The array the plain way (see the module docstring)."""
         result, stamp, msgs = tick.result, tick.stamp, self._messages
         forces = msgs.contact_forces(result, tick.inputs.wrenches)
-        balance = result.balance
+        balance, support = result.balance, None
+        if self._geometry:
+            try:
+                support = self._ground_support(result)
+            except ValueError:          # (the contact mechanics log it for their outputs)
+                pass
+        drawn = support_markers(self._frame, stamp, support) \
+            if support is not None and self._draw_support else None
         return msgs.marker_array(result, stamp, forces, MarkerGroup.join((
-            support, balance and balance_markers(self._frame, stamp, balance,
-                                                 polygon_of(result)))))
+            drawn, balance and balance_markers(self._frame, stamp, balance,
+                                               support and support.polygon))))
 
     def _group(self, support, key):
-        """The MarkerGroup of a template's layout: ``support``'s then the balance points'
-        of ``key`` (their values are not read)."""
+        """The MarkerGroup of a template's layout: the support's (``support``: its key, or
+        None) then the balance points' of ``key`` (their values are not read)."""
         _, frame, k, colours = key
         points = MarkerGroup(key, _NO_DOUBLES, (),
                              functools.partial(balance_prototype, frame, k, colours))
-        return MarkerGroup.join((support, points))
+        if support is None:
+            return points
+        _, _, outline, inside = support
+        drawn = MarkerGroup(support, _NO_DOUBLES, (),
+                            functools.partial(support_prototype, frame, outline, inside))
+        return MarkerGroup.join((drawn, points))
 
-    def _gather(self, lay, n_extra):
+    def _gather(self, lay, outline):
         """(a, tips, scales, b): the array's doubles are ``values[a]``, then ``scales *
         values[b]`` added at ``tips`` (the arrows' heads), where ``values`` is the kernel's
-        ``out`` (laid out as ``lay``), the CoM (3), the centroidal momentum (6), the
-        support's ``n_extra`` doubles and a zero."""
-        com = lay[5]
-        momentum, extra = com + 3, com + 9
-        zero = extra + n_extra
+        ``out`` (laid out as ``lay``), the CoM (3), the centroidal momentum (6) and a zero;
+        the support's ``outline`` points and its CoM projection between the node's markers
+        and the balance points (none with ``outline`` -1)."""
+        com = lay[-1]
+        momentum, zero = com + 3, com + 9
         xyz = [com, com + 1, com + 2]
         a, tips, scales, b = xyz + [com, com + 1, zero] + xyz * 4, [], [], []
         for at, scale, first in ((9, LINEAR_SCALE, momentum), (15, ANGULAR_SCALE,
@@ -120,7 +137,11 @@ class MarkerArrays:
             a += row + row
             scales += [FORCE_SCALE] * 3
             b += [6 * i + 3, 6 * i + 4, 6 * i + 5]
-        a += list(range(extra, extra + n_extra)) + list(range(lay[2], lay[3]))
+        if outline >= 0:
+            support = lay[5]
+            a += list(range(support + 5, support + 5 + 3 * outline))
+            a += [support + 2, support + 3, support + 4]
+        a += list(range(lay[2], lay[3]))
         return (np.array(a, np.intp), np.array(tips, np.intp), np.array(scales),
                 np.array(b, np.intp))
 

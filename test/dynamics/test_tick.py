@@ -136,13 +136,14 @@ def test_tick_rejects_bad_input_with_the_name(icub, state):
                           state["tau"], {"nope": ("l_sole", np.zeros(6))})
 
 
-def test_contact_points_are_the_forces_the_balance_and_the_margins(icub, icub_urdf):
+def test_contact_points_are_the_forces_the_balance_and_the_support(icub, icub_urdf):
     """``TickResult.contact_points`` (one compiled kernel call) holds, where its layout
     says: each contact's link origin and its wrench's force in the world (the frame poses
-    by forward_kinematics, rotated by hand), whether it has one, and the Balance's CoPs, ZMP
-    and capture point (the NumPy core's) with their margins to a support polygon
-    (``SupportPolygon.margin``); None on the NumPy core, for a polygon of other contacts
-    than the active ones, and where an active contact is not a flat sole."""
+    by forward_kinematics, rotated by hand), whether it has one; the Balance's CoPs, ZMP and
+    capture point (the NumPy core's) with their margins to the support polygon of the active
+    contacts (``ground_support``'s, ``SupportPolygon.margin``); that support's outline
+    closed, the CoM's margin and projection. None on the NumPy core and where an active
+    contact is not a flat sole."""
     from kin_dyn_ros.dynamics.compiled import jit_status
     from kin_dyn_ros.dynamics.contacts import Contact, ground_support
     if not icub.compiled:
@@ -160,43 +161,55 @@ def test_contact_points_are_the_forces_the_balance_and_the_margins(icub, icub_ur
     h = np.linalg.solve(icub.forward_kinematics("r_foot", w_H_b, s),
                         icub.forward_kinematics("r_sole", w_H_b, s))
     f = h[:3, :3] @ [1.0, -0.5, 140.0]
-    wrenches = {"l_sole": ("l_sole", np.array([3.0, 0.4, 180.0, 1.0, -2.0, 0.02])),
-                "r_sole": ("r_foot", np.concatenate([
-                    f, h[:3, :3] @ [-0.5, 1.5, 0.1] + np.cross(h[:3, 3], f)]))}
     numpy_kd = KinDynComputations(icub_urdf, compiled=False)
-    reference = numpy_kd.compute_tick(w_H_b, s, nu, s_dot, None, wrenches, contacts, 20.0)
-    balance = reference.balance
-    active = tuple(balance.names[i] for i in balance.active)
-    assert active == ("l_sole", "r_sole")
-    support = ground_support([contacts[c] for c in active],
-                             {c: icub.forward_kinematics(c, w_H_b, s) for c in active},
-                             reference.com, icub.gravity, active)
-    tick = icub.compute_tick(w_H_b, s, nu, s_dot, None, wrenches, contacts, 20.0)
-    out, lay = tick.contact_points(support.polygon, active)
-    k = len(contacts)
-    rows, flags = out[:lay[1]].reshape(k, 6), out[lay[1]:lay[2]]
-    for i, link in enumerate(contacts):
-        if link not in wrenches:
-            assert flags[i] == 0.0 and not rows[i].any()
-            continue
-        frame, w = wrenches[link]
-        expected = np.concatenate([icub.forward_kinematics(link, w_H_b, s)[:3, 3],
-                                   icub.forward_kinematics(frame, w_H_b, s)[:3, :3] @ w[:3]])
-        assert flags[i] == 1.0
-        assert_close(rows[i], expected, f"{link}: origin and force", 1e-12)
-    points = [c.point for c in balance.cops] + [balance.zmp_point, balance.capture_point]
-    assert sum(p is not None for p in points) >= 3          # (two CoPs, ZMP, capture point)
-    got = out[lay[2]:lay[3]].reshape(-1, 3)
-    for i, p in enumerate(points):
-        assert out[lay[3] + i] == (p is not None)
-        if p is None:
-            assert not got[i].any() and np.isnan(out[lay[4] + i])
-            continue
-        assert_close(got[i], p, f"balance point {i}", 1e-12)
-        assert abs(out[lay[4] + i] - support.polygon.margin(p)) <= 1e-12
-    assert tick.contact_points(support.polygon, active[:1]) is None         # other contacts
+    for loaded in (("l_sole", "r_sole"), ("l_sole",), ()):
+        wrenches = {"l_sole": ("l_sole", np.array([3.0, 0.4, 180.0 if "l_sole" in loaded
+                                                   else 5.0, 1.0, -2.0, 0.02])),
+                    "r_sole": ("r_foot", np.concatenate([
+                        f * (1.0 if "r_sole" in loaded else 0.01),
+                        h[:3, :3] @ [-0.5, 1.5, 0.1] + np.cross(h[:3, 3], f)]))}
+        reference = numpy_kd.compute_tick(w_H_b, s, nu, s_dot, None, wrenches, contacts, 20.0)
+        balance = reference.balance
+        active = tuple(balance.names[i] for i in balance.active)
+        assert active == loaded
+        support = ground_support([contacts[c] for c in active],
+                                 {c: icub.forward_kinematics(c, w_H_b, s) for c in active},
+                                 reference.com, icub.gravity, active)
+        tick = icub.compute_tick(w_H_b, s, nu, s_dot, None, wrenches, contacts, 20.0)
+        out, lay = tick.contact_points()
+        k = len(contacts)
+        rows, flags = out[:lay[1]].reshape(k, 6), out[lay[1]:lay[2]]
+        for i, link in enumerate(contacts):
+            if link not in wrenches:
+                assert flags[i] == 0.0 and not rows[i].any()
+                continue
+            frame, w = wrenches[link]
+            expected = np.concatenate([
+                icub.forward_kinematics(link, w_H_b, s)[:3, 3],
+                icub.forward_kinematics(frame, w_H_b, s)[:3, :3] @ w[:3]])
+            assert flags[i] == 1.0
+            assert_close(rows[i], expected, f"{link}: origin and force", 1e-12)
+        points = [c.point for c in balance.cops] + [balance.zmp_point, balance.capture_point]
+        got = out[lay[2]:lay[3]].reshape(-1, 3)
+        for i, p in enumerate(points):
+            assert out[lay[3] + i] == (p is not None)
+            if p is None:
+                assert not got[i].any() and np.isnan(out[lay[4] + i])
+                continue
+            assert_close(got[i], p, f"balance point {i}", 1e-12)
+            assert abs(out[lay[4] + i] - support.polygon.margin(p)) <= 1e-12
+        at = lay[5]
+        vertices = support.points
+        closed = np.concatenate([vertices, vertices[:1]]) if len(vertices) > 1 \
+            else np.repeat(vertices, 2, axis=0)
+        assert out[at] == len(closed)
+        assert out[at + 1] == pytest.approx(support.margin, abs=1e-12) if active \
+            else out[at + 1] == -np.inf
+        assert_close(out[at + 2:at + 5], support.com_projection, "CoM projection", 1e-12)
+        assert_close(out[at + 5:at + 5 + closed.size], closed.ravel(), "outline", 1e-12)
     assert numpy_kd.compute_tick(w_H_b, s, nu, s_dot, None, wrenches, contacts,
-                                 20.0).contact_points(support.polygon, active) is None
+                                 20.0).contact_points() is None
     point = {**contacts, "l_sole": Contact("l_sole", np.zeros(3), [0.0, 0.0, 1.0], 0.6)}
-    assert icub.compute_tick(w_H_b, s, nu, s_dot, None, wrenches, point,
-                             20.0).contact_points(support.polygon, active) is None
+    loaded = {**wrenches, "l_sole": ("l_sole", np.array([3.0, 0.4, 180.0, 1.0, -2.0, 0.02]))}
+    assert icub.compute_tick(w_H_b, s, nu, s_dot, None, loaded, point,
+                             20.0).contact_points() is None

@@ -149,17 +149,11 @@ def wait(system, stamp, keys=('support_polygon', 'stability_margin')):
 
 
 def support_markers(system, stamp):
-    """{id: Marker} of ns support_polygon stamped ``stamp`` (waits for them), the support of
-    that tick (already published). Its markers go in the node's next ~/markers array: a
-    JointState of one joint at its current position (a tick at the same posture) triggers
-    it."""
+    """{id: Marker} of ns support_polygon stamped ``stamp`` (waits for them): the support of
+    that tick, in its own ~/markers array (markers_rate 1e6: every tick has one)."""
     def found():
         return {m.id: m for msg in system.rig.received['markers'] for m in msg.markers
                 if m.ns == MARKER_NS and m.header.stamp == stamp}
-    model = system.node.loop.model
-    position = model.merger.state()[0][0]
-    system.rig.joint_states.publish(joint_state_msg(model.kd.joints_name_list[:1], [position],
-                                                    stamp=now_stamp(system.rig)))
     assert system.rig.spin_until(lambda: len(found()) == 2)
     return found()
 
@@ -264,18 +258,19 @@ def test_a_tick_with_nothing_to_do_is_a_single_step(system, ref):
     worker waiting, is one step without a yield (the sensor thread goes back to waiting
     without another round of takes); a due tick yields before publishing its support. On a
     node of its own beside the system's, with the system's settings and no wrenches (no
-    active contact: no request to the worker, so no answer either), at 100 Hz, its markers
-    read (the tick published an array)."""
+    active contact: no request to the worker, so no answer either), at 100 Hz, its
+    ~/stability_margin read."""
     node = rclpy.create_node('kin_dyn_steps_probe', namespace=NAMESPACE,
                              context=system.node.context)
     mechanics = ContactMechanics(node)
     try:
         settings = replace(system.node.loop.settings, equilibrium_rate=100.0)
         mechanics.configure(ref, FEET, settings)                   # no URDF: no worker
+        node.create_subscription(StabilityMargin, '~/stability_margin', lambda _: None, 10)
+        time.sleep(READERS_PERIOD_NS * 1e-9)     # the subscribers are counted that often
         w_H_b, s = standing(ref)
         result = ref.compute_tick(w_H_b, s, np.zeros(6), np.zeros(ref.NDoF))
         due, next_tick = Time(sec=1000), Time(sec=1000, nanosec=1000)
-        mechanics.markers_published()
         assert len(list(mechanics.steps(ref, result, s, due))) == 1
         assert list(mechanics.steps(ref, result, s, next_tick)) == []
     finally:
@@ -285,11 +280,10 @@ def test_a_tick_with_nothing_to_do_is_a_single_step(system, ref):
 
 def test_a_support_nobody_reads_is_not_computed(system, ref):
     """Work nobody reads is not done: with no subscriber to the support's topics or the
-    torques' and no ~/markers array published, a due tick has no contact mechanics (no step,
-    no support) and its turn passes (the next tick within the period is not due either); for
-    ~/markers alone the support is computed on the ticks that publish an array (due or not:
-    markers_rate, by the node's clock), for the next array; at 100 Hz of stamps once a topic
-    is subscribed. The probe node of the test above."""
+    torques', a due tick has no contact mechanics (no step, no support) and its turn passes
+    (the next tick within the period is not due either); at 100 Hz of stamps once a topic
+    is subscribed. (~/markers draws the support of its own tick without them:
+    test_marker_array.py.) The probe node of the test above."""
     node = rclpy.create_node('kin_dyn_unread_probe', namespace=NAMESPACE,
                              context=system.node.context)
     mechanics = ContactMechanics(node)
@@ -301,21 +295,13 @@ def test_a_support_nobody_reads_is_not_computed(system, ref):
         ticks = [Time(sec=1000, nanosec=k * 1_000_000) for k in (0, 1, 7, 8)]
         assert not mechanics.has_work(stamp_to_ns(ticks[0]))
         assert list(mechanics.steps(ref, result, s, ticks[0])) == []
-        assert mechanics.new_markers() is None
         assert not mechanics.has_work(stamp_to_ns(ticks[1]))   # the unread tick had the turn
-        mechanics.markers_published()                          # an array at 7 ms (not due)
-        assert mechanics.has_work(stamp_to_ns(ticks[2]))
-        assert len(list(mechanics.steps(ref, result, s, ticks[2]))) == 1
-        assert mechanics.new_markers() is not None
-        assert not mechanics.has_work(stamp_to_ns(ticks[3]))
         computed = []
-        for k in range(2, 11):        # due ticks 20 ... 100 ms, an array on every third
+        for k in range(1, 11):        # due ticks 10 ... 100 ms
             tick = Time(sec=1000, nanosec=k * 10_000_000)
-            if k % 3 == 1:
-                mechanics.markers_published()
             computed.append(mechanics.has_work(stamp_to_ns(tick)))
             list(mechanics.steps(ref, result, s, tick))
-        assert computed == [False, False, True, False, False, True, False, False, True]
+        assert computed == [False] * 10
         received = []
         sub = node.create_subscription(StabilityMargin, '~/stability_margin',
                                        received.append, 10)
@@ -327,46 +313,6 @@ def test_a_support_nobody_reads_is_not_computed(system, ref):
                 list(mechanics.steps(ref, result, s, tick))
         finally:
             node.destroy_subscription(sub)
-    finally:
-        mechanics.close()
-        node.destroy_node()
-
-
-def test_markers_colour_with_the_support_polygon_they_draw(system, ref, monkeypatch):
-    """A ~/markers array colours its balance points with the latest support's polygon (the
-    one it draws) while the active contacts are the same: no hull computed again (~0.35 ms
-    per array at 1 kHz on this machine); with other active contacts, with the polygon of
-    theirs computed for that tick. The probe node of the tests above."""
-    from kin_dyn_ros.node import contact_mechanics
-    node = rclpy.create_node('kin_dyn_colour_probe', namespace=NAMESPACE,
-                             context=system.node.context)
-    mechanics = ContactMechanics(node)
-    try:
-        settings = replace(system.node.loop.settings, equilibrium_rate=100.0)
-        mechanics.configure(ref, FEET, settings)
-        w_H_b, s = standing(ref)
-
-        def tick(loaded):
-            wrenches = {f: (f, np.array([0.0, 0.0, 300.0 if f in loaded else 0.0, 0, 0, 0]))
-                        for f in FEET}
-            return ref.compute_tick(w_H_b, s, np.zeros(6), np.zeros(ref.NDoF), None, wrenches,
-                                    contacts=mechanics.contacts,
-                                    contact_threshold=settings.contact_force_threshold)
-        both, left = tick(FEET), tick(('l_sole',))
-        mechanics.markers_published()
-        assert len(list(mechanics.steps(ref, both, s, Time(sec=1000)))) == 1
-        drawn = mechanics.new_markers()
-        hulls = []
-        real = contact_mechanics.hull_support
-        monkeypatch.setattr(contact_mechanics, 'hull_support',
-                            lambda *a: hulls.append(a[-1]) or real(*a))
-        polygon = mechanics.polygon_of(both)
-        assert hulls == [] and drawn is not None
-        for got, names in ((polygon, FEET), (mechanics.polygon_of(left), ('l_sole',))):
-            contacts = [c for c in feet() if c.link in names]
-            want = support_polygon(contacts, contact_poses(ref, w_H_b, s, contacts), ref.gravity)
-            np.testing.assert_allclose(got.vertices, want.vertices, atol=1e-12)
-        assert hulls == [('l_sole',)]
     finally:
         mechanics.close()
         node.destroy_node()

@@ -1,10 +1,11 @@
 """node/marker_array.py: the ~/markers array gathered from the compiled contact points (one
-kernel call) is the array built the plain way (contact forces, the Balance, the polygon's
-margins one by one), in the states a standing robot passes through: both soles loaded with
-the ZMP inside and outside the support polygon, one below the threshold, one without a
-wrench, none active, a wrench in another frame, a contact that is not a link, with and
-without the contact mechanics' support markers; and the plain way is taken where the
-points cannot give it (a support of other contacts, none yet, the NumPy core). The numbers
+kernel call) is the array built the plain way (contact forces, the Balance, the support
+polygon of the tick's active contacts and its margins one by one), in the states a standing
+robot passes through: both soles loaded with the ZMP inside and outside the support
+polygon, one below the threshold, one without a wrench, none active, a wrench in another
+frame, a contact that is not a link; with the support's markers and without them
+(equilibrium_rate 0); the support drawn is the polygon of the tick's own active contacts
+(the core's support_polygon); the plain way is taken on the NumPy core. The numbers
 themselves are tested against Pinocchio in test_balance_node.py and test_contacts_node.py.
 
 Run:  source scripts/env.sh && python -m pytest test/ros/test_marker_array.py
@@ -17,15 +18,14 @@ import pytest
 
 from builtin_interfaces.msg import Time
 from rclpy.serialization import deserialize_message
-from visualization_msgs.msg import MarkerArray
+from visualization_msgs.msg import Marker, MarkerArray
 
 from kin_dyn_ros.dynamics import KinDynComputations
 from kin_dyn_ros.dynamics.compiled import jit_status
-from kin_dyn_ros.dynamics.contacts import ground_axes, hull_support
+from kin_dyn_ros.dynamics.contacts import ground_axes, hull_support, support_polygon
 from kin_dyn_ros.node.marker_array import MarkerArrays
 from kin_dyn_ros.node.outputs import TickMessages
 from kin_dyn_ros.node.settings import make_contact, make_settings
-from kin_dyn_ros.node.support_outputs import support_markers
 
 FEET = ('l_sole', 'r_sole')
 THRESHOLD = 20.0        # [N]
@@ -33,18 +33,28 @@ SOLE = [0.1, 0.04, 0.0, -0.05, 0.04, 0.0, -0.05, -0.04, 0.0, 0.1, -0.04, 0.0]  #
 POSITION_TOL = 1e-12    # [m]: the forces' rotations are summed in another order
 
 
+def arrays_of(kd, rate):
+    """(settings, contacts geometry, MarkerArrays) of iCub's soles, equilibrium_rate
+    ``rate``."""
+    settings = make_settings(contacts=[*FEET, 'no_such_link'], world_frame='odom',
+                             contact_force_threshold=THRESHOLD, equilibrium_rate=rate,
+                             contact_geometry=[(c, SOLE, [0.0, 0.0, 1.0], 0.6) for c in FEET])
+    geometry = {g[0]: make_contact(g) for g in settings.contact_geometry
+                if g[0] in kd.model.frame_index}
+    messages = TickMessages(kd, settings)
+
+    def ground_support(result):          # (as the contact mechanics make it)
+        return support_of(kd, geometry, result, active_names(result))
+    return settings, geometry, MarkerArrays(messages, settings, tuple(geometry),
+                                            ground_support)
+
+
 @pytest.fixture(scope='module')
 def node_parts(icub_urdf):
     if jit_status().compiled is False:
         pytest.skip(f'the NumPy core runs here: {jit_status().describe()}')
-    settings = make_settings(contacts=[*FEET, 'no_such_link'], world_frame='odom',
-                             contact_force_threshold=THRESHOLD,
-                             contact_geometry=[(c, SOLE, [0.0, 0.0, 1.0], 0.6) for c in FEET])
     kd = KinDynComputations(icub_urdf)
-    geometry = {g[0]: make_contact(g) for g in settings.contact_geometry
-                if g[0] in kd.model.frame_index}
-    messages = TickMessages(kd, settings)
-    return kd, settings, geometry, MarkerArrays(messages, settings, tuple(geometry))
+    return (kd, *arrays_of(kd, 100.0))
 
 
 def wrench(fz, tx=0.0, ty=0.0, fx=0.0):
@@ -78,13 +88,15 @@ def in_frame(kd, wrenches):
     return out
 
 
-def tick_of(kd, geometry, wrenches, seed):
+def tick_of(kd, geometry, wrenches, seed, spread=0.02):
+    """The tick of a state (joints ``spread`` [rad] around zero: the soles not quite
+    level), under ``wrenches`` (as :func:`in_frame` takes them)."""
     wrenches = in_frame(kd, wrenches)
     rng = np.random.default_rng(seed)
     w_H_b = np.eye(4)
     w_H_b[:3, 3] = [0.1, -0.2, 0.6]
     n = kd.NDoF
-    result = kd.compute_tick(w_H_b, 0.02 * rng.normal(size=n), rng.normal(size=6),
+    result = kd.compute_tick(w_H_b, spread * rng.normal(size=n), rng.normal(size=6),
                              rng.normal(size=n), None, wrenches, geometry, THRESHOLD)
     return SimpleNamespace(result=result, stamp=Time(sec=12 + seed, nanosec=345 + seed),
                            inputs=SimpleNamespace(wrenches=wrenches))
@@ -121,51 +133,57 @@ def assert_same_arrays(got, expected):
         assert len(a.points) == len(b.points)
 
 
-@pytest.mark.parametrize('with_support_markers', [False, True])
+@pytest.mark.parametrize('rate', [100.0, 0.0], ids=['support drawn', 'mechanics off'])
 @pytest.mark.parametrize('case', range(len(CASES)), ids=[c[0] for c in CASES])
-def test_the_array_from_the_points_is_the_plain_one(node_parts, case, with_support_markers):
-    kd, _, geometry, arrays = node_parts
+def test_the_array_from_the_points_is_the_plain_one(node_parts, case, rate):
+    kd = node_parts[0]
+    _, geometry, arrays = arrays_of(kd, rate) if rate != 100.0 else node_parts[1:]
     tick = tick_of(kd, geometry, CASES[case][1], case)
     names = active_names(tick.result)
     assert names == CASES[case][2]
-    support = support_of(kd, geometry, tick.result, names)
-    latest = (support.polygon, support.names)
-    group = support_markers('odom', Time(sec=3, nanosec=4), support) \
-        if with_support_markers else None
-    assert tick.result.contact_points(*latest) is not None      # (the points' way)
-    got = arrays.render(tick, group, latest, lambda result: support.polygon)
+    assert tick.result.contact_points() is not None      # (the points' way)
+    got = arrays.render(tick)
     assert isinstance(got, bytes)
-    assert_same_arrays(got, arrays._plain(tick, group, lambda result: support.polygon))
-    colours = {(m.ns, m.id): (m.color.r, m.color.g) for m in
-               deserialize_message(got, MarkerArray).markers if m.ns == 'zmp'}
+    assert_same_arrays(got, arrays._plain(tick))
+    markers = deserialize_message(got, MarkerArray).markers
+    drawn = {m.id: m for m in markers if m.ns == 'support_polygon'}
+    assert len(drawn) == (2 if rate else 0)
     if names == FEET:           # green inside, red outside the polygon
+        support = support_of(kd, geometry, tick.result, names)
         inside = support.polygon.margin(tick.result.balance.zmp_point) >= 0.0
+        colours = {(m.ns, m.id): (m.color.r, m.color.g) for m in markers}
         assert colours[('zmp', 0)] == pytest.approx((0.1, 0.8) if inside else (0.9, 0.1),
                                                     abs=1e-6)       # (float32)
 
 
-def test_a_support_of_other_contacts_or_none_yet_takes_the_plain_way(node_parts):
-    """The polygon of the tick's active contacts is then computed now, as the plain way's
-    ``polygon_of`` does; before the first support likewise."""
+@pytest.mark.parametrize('case', range(len(CASES)), ids=[c[0] for c in CASES])
+def test_the_support_drawn_is_the_polygon_of_the_ticks_active_contacts(node_parts, case):
+    """The outline (closed) is the core's support_polygon of the tick's active contacts
+    (their sole points at the tick's poses, the soles level: zero joints), stamped with the
+    tick; DELETE without an active contact."""
     kd, _, geometry, arrays = node_parts
-    tick = tick_of(kd, geometry, CASES[1][1], 7)
-    assert active_names(tick.result) == FEET
-    stale = support_of(kd, geometry, tick.result, FEET[:1])
-    assert tick.result.contact_points(stale.polygon, stale.names) is None
-    current = support_of(kd, geometry, tick.result, FEET).polygon
-    for latest in [(stale.polygon, stale.names), None]:
-        got = arrays.render(tick, None, latest, lambda result: current)
-        assert_same_arrays(got, arrays._plain(tick, None, lambda result: current))
+    tick = tick_of(kd, geometry, CASES[case][1], case, spread=0.0)
+    names = active_names(tick.result)
+    drawn = {m.id: m for m in deserialize_message(arrays.render(tick), MarkerArray).markers
+             if m.ns == 'support_polygon'}
+    outline = drawn[0]
+    assert (outline.header.stamp.sec, outline.header.stamp.nanosec) == \
+        (tick.stamp.sec, tick.stamp.nanosec)
+    if not names:
+        assert outline.action == Marker.DELETE and not outline.points
+        return
+    contacts = [geometry[c] for c in names]
+    poses = {c.link: tick.result.world_H_frame(kd.model.frame_index[c.link]) for c in contacts}
+    want = support_polygon(contacts, poses, kd.gravity)
+    got = np.array([[p.x, p.y] for p in outline.points])
+    assert len(got) == len(want.vertices) + 1 and np.array_equal(got[0], got[-1])
+    np.testing.assert_allclose(got[:-1], want.vertices, rtol=0, atol=POSITION_TOL)
 
 
 def test_the_numpy_core_takes_the_plain_way(node_parts, icub_urdf):
     kd, _, geometry, arrays = node_parts
     numpy_kd = KinDynComputations(icub_urdf, compiled=False)
     tick = tick_of(numpy_kd, geometry, CASES[0][1], 3)
-    support = support_of(numpy_kd, geometry, tick.result, FEET)
-    assert tick.result.contact_points(support.polygon, support.names) is None
+    assert tick.result.contact_points() is None
     compiled = tick_of(kd, geometry, CASES[0][1], 3)
-    assert_same_arrays(arrays.render(tick, None, (support.polygon, support.names),
-                                     lambda result: support.polygon),
-                       arrays.render(compiled, None, (support.polygon, support.names),
-                                     lambda result: support.polygon))
+    assert_same_arrays(arrays.render(tick), arrays.render(compiled))
