@@ -1,19 +1,22 @@
 """The ~/markers array of a tick (:class:`MarkerArrays`): the node's markers
-(:class:`.markers.MarkerSet`: CoM, momentum, contact forces), the contact mechanics' newest
-support markers and the balance points' (:func:`.balance_outputs.balance_markers`).
+(:class:`.markers.MarkerSet`: CoM, momentum, contact forces), the support of the tick's
+active contacts (:func:`.support_outputs.support_markers`, while the contact mechanics are
+on) and the balance points' (:func:`.balance_outputs.balance_markers`, coloured by their
+place in that support polygon).
 
 Two ways, the same message:
 
-- from the points: the compiled core computes where the contacts push, the balance points
-  and their margins to the support polygon in one kernel call
+- from the points: the compiled core computes where the contacts push, the balance points,
+  the support hull of the active contacts and the points' margins to it in one kernel call
   (``TickResult.contact_points``), and the array's numbers are gathered from that vector
-  with a few NumPy calls into its serialised template;
+  with a few NumPy calls into its serialised template (one per layout: the balance
+  points' colours, the outline's length, whether the CoM is inside);
 - the plain way, piece by piece (``TickMessages.contact_forces``, ``TickResult.balance``,
-  ``SupportPolygon.margin``): on the NumPy core, before the contact mechanics' first
-  support, when a contact was made or lost since it (its polygon is then computed now),
-  where an active contact is not a flat sole.
+  the contact mechanics' ``ground_support``, ``SupportPolygon.margin``): on the NumPy core
+  and where an active contact is not a flat sole.
 
-A performance trick: in the running node the plain way cost ~360 us per array at 30 Hz
+A performance trick: in the running node at 1 kHz the plain way with the contact
+mechanics' support cost ~13.5 us per JointState at 30 arrays a second, this one ~7
 (docs/performance.md, "Session 37"); test/ros/test_marker_array.py compares the two.
 """
 
@@ -33,6 +36,7 @@ from .support_outputs import _support_prototype as support_prototype
 __all__ = ["MarkerArrays"]
 
 _NO_DOUBLES = np.zeros(0)
+_ADD, _DELETE = Marker.ADD, Marker.DELETE      # (the message class's: a Python call each read)
 
 
 class MarkerArrays:
@@ -78,10 +82,9 @@ class MarkerArrays:
         measured, defined = out[lay[1]:lay[2]].tolist(), out[lay[3]:lay[4]].tolist()
         pair = [stamp.sec, stamp.nanosec]
         integers = pair * self._markers
-        integers += [Marker.ADD if i >= 0 and measured[i] else Marker.DELETE
-                     for i in self._slots]
+        integers += [_ADD if i >= 0 and measured[i] else _DELETE for i in self._slots]
         integers += pair * (k + 4 if support is not None else k + 2)
-        integers += [Marker.ADD if d else Marker.DELETE for d in defined]
+        integers += [_ADD if d else _DELETE for d in defined]
         return template.render(doubles, integers)
 
     def _plain(self, tick):
