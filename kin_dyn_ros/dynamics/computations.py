@@ -302,6 +302,18 @@ class PreparedTick:
             return None
         return PreparedTick(self.kd, frame_wrenches, self._targets, values.reshape(-1))
 
+    def balance_vector(self, w_H_b, out, poses, contacts, threshold):
+        """``TickResult.balance_vector`` of :meth:`run`'s ``out`` and ``poses`` at ``w_H_b``
+        for ``contacts`` under ``threshold`` (as :meth:`result`'s gives it), without making
+        the TickResult."""
+        if not contacts:
+            return None
+        at = self.kd._packed
+        com = at["com"]
+        return self.kd._balance_vector(poses, w_H_b[:3, 3], out[com:com + 3],
+                                       out[com + 3:com + 6], contacts,
+                                       self.frame_wrenches or {}, self.values, threshold)
+
     def result(self, w_H_b, out, poses, fd, contacts=None, threshold=0.0):
         """The :class:`TickResult` of :meth:`run`'s ``out`` and ``poses`` at ``w_H_b`` (``fd``:
         torques were given), as compute_tick gives it with ``contacts`` and ``threshold``."""

@@ -72,11 +72,9 @@ class BalanceMessages:
         """{name: message} of those of ``names`` ("zmp", "capture_point", "cop") that are
         defined in the tick ``result`` (a ``TickResult`` of this node's contacts), stamped
         ``stamp``: none while no contact is active."""
-        vector = result.balance_vector
-        if vector is not None and vector[0] == self._contacts:
-            out = self._packed(vector, stamp, names)
-            if out is not None:
-                return out
+        out = self.render_vector(result.balance_vector, stamp_words(stamp), names)
+        if out is not None:
+            return out
         balance = result.balance
         if balance is None or not balance.active:
             return {}
@@ -84,9 +82,13 @@ class BalanceMessages:
         out = {name: render[name](balance, stamp) for name in names}
         return {name: msg for name, msg in out.items() if msg is not None}
 
-    def _packed(self, vector, stamp, names):
-        """:meth:`render` from ``TickResult.balance_vector``; None when a template is not
-        usable (then from the Balance)."""
+    def render_vector(self, vector, words, names):
+        """:meth:`render` from a ``TickResult.balance_vector`` (stamp ``words``:
+        :func:`.conversions.stamp_words`), bytes only; None where it cannot (no vector, of
+        other contacts, a template not usable): :meth:`render` then makes them from the
+        Balance."""
+        if vector is None or vector[0] != self._contacts:
+            return None
         _, out, lay, _ = vector
         if not out[lay[0]]:                             # no active contact
             return {}
@@ -97,7 +99,7 @@ class BalanceMessages:
             return None
         wanted = [name for name in names
                   if name == "cop" or out[lay[5] if name == "zmp" else lay[10]]]
-        return pack.render(out, _NOUGHT, _EYE4, False, stamp_words(stamp), wanted)
+        return pack.render(out, _NOUGHT, _EYE4, False, words, wanted)
 
     def _pack(self, defined, lay, m):
         """The :class:`.template_pack.TemplatePack` of ~/zmp, ~/capture_point and ~/cop with

@@ -16,8 +16,9 @@ leaves makes its inputs and result when read
 buffer's newest, a wrench going stale, odometry of a link other than the root, other
 readers, forward dynamics turning on or off, the kernel declining) is computed the plain
 way, and a new SteadyTick is learnt from it. While ~/zmp, ~/capture_point or ~/cop is read,
-the steady tick publishes them too, from its record's result (:meth:`.loop.TickLoop.
-balance_messages`).
+the steady tick publishes them too, their numbers from the kernel's output
+(``PreparedTick.balance_vector``) through the handles, as :meth:`.loop.TickLoop.
+balance_messages` would give them.
 
 A performance trick, and nothing else: the plain path gives the same messages, states and
 diagnostics (test/ros/test_steady_tick.py compares them on a stream that takes every way in
@@ -27,6 +28,7 @@ and out); in the running node the plain tick cost ~50 us more per JointState at 
 
 import numpy as np
 
+from .conversions import ns_words
 from .inputs import TickInputs
 from .outputs import byte_publisher
 from .tick import MeasuredState, Tick, same_inputs
@@ -46,7 +48,8 @@ class SteadyTick:
                  "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_senders",
                  "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
                  "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
-                 "_shared", "_fixed", "_live", "_sends", "_buf", "_tf_gate", "_ok")
+                 "_shared", "_fixed", "_live", "_sends", "_buf", "_tf_gate", "_ok",
+                 "_balance_sends")
 
     @classmethod
     def learn(cls, loop, tick, read):
@@ -156,6 +159,7 @@ class SteadyTick:
         if like is not None:
             self._names, self._tf, self._senders = like._names, like._tf, like._senders
             self._timeout, self._messages = like._timeout, like._messages
+            self._balance_sends = like._balance_sends
         else:
             names = [n for n in _PER_TICK if loop.by_name[n] in read]
             self._names = (tuple(names), (*names, "tf"))          # without, with /tf
@@ -163,6 +167,10 @@ class SteadyTick:
             self._senders = {name: byte_publisher(p) for name, p in loop.by_name.items()}
             self._timeout, self._messages = float(settings.wrench_timeout), \
                 loop.model.messages
+            pub = loop.publishers        # (the order of TickLoop.balance_messages)
+            self._balance_sends = tuple((name, *byte_publisher(p)) for p, name in (
+                (pub.zmp, "zmp"), (pub.capture_point, "capture_point"), (pub.cop, "cop"))
+                if p in read)
         self._arguments(loop, like)
 
     def _arguments(self, loop, like):
@@ -248,11 +256,33 @@ class SteadyTick:
                 self._tf and (due is None or due(stamp_ns, period))]:
             with handle:
                 publish(buf[start:end].tobytes())
-        if self._balance:           # (the balance: computed from the result when read)
-            for publisher, msg in loop.balance_messages(record.result, record.stamp, read):
-                publisher.publish(msg)
+        if self._balance:           # (computed only while read)
+            self._publish_balance(loop, record, read)
         loop.publish_markers(record, read)
         return record
+
+
+    def _publish_balance(self, loop, record, read):
+        """~/zmp, ~/capture_point and ~/cop of the tick while read, as
+        :meth:`.loop.TickLoop.balance_messages` gives them: their numbers from the kernel's
+        output (``PreparedTick.balance_vector``: no TickResult made), published through the
+        handles; from the record's result where the vector cannot give them."""
+        ticker = loop.ticker
+        vector = self._prepared.balance_vector(
+            record.state.w_H_b, record._out, record._poses, ticker.geometry,
+            ticker.settings.contact_force_threshold)
+        sends = self._balance_sends
+        rendered = loop.model.balance_messages.render_vector(
+            vector, ns_words(record.stamp_ns), [name for name, _, _ in sends])
+        if rendered is None:
+            for publisher, msg in loop.balance_messages(record.result, record.stamp, read):
+                publisher.publish(msg)
+            return
+        for name, handle, publish in sends:
+            data = rendered.get(name)
+            if data is not None:
+                with handle:
+                    publish(data)
 
 
 def _base_from(loop, odometry):

@@ -174,14 +174,17 @@ def _after_step(node):
 
 def _counted(publisher):
     """A list that gets (tick (NOW), serialised message) of each message ``publisher``
-    publishes."""
-    seen, real = [], publisher.publish
-
-    def publish(msg):
-        seen.append((NOW[0], msg if isinstance(msg, bytes) else serialize_message(msg)))
-        real(msg)
-    publisher.publish = publish
+    publishes, through ``publish()`` or its handle (as :func:`_recorded`)."""
+    seen = _AtTick()
+    publisher._Publisher__publisher = _RecordingHandle(publisher.handle, seen)
     return seen
+
+
+class _AtTick(list):
+    """A list whose ``append(data)`` keeps (tick (NOW), data)."""
+
+    def append(self, data):
+        super().append((NOW[0], data))
 
 
 def stream(kd):
