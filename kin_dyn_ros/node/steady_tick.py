@@ -268,7 +268,7 @@ class SteadyTick:
         output (``PreparedTick.balance_vector``: no TickResult made), published through the
         handles; from the record's result where the vector cannot give them."""
         ticker = loop.ticker
-        vector = self._prepared.balance_vector(
+        vector = record.balance_vector = self._prepared.balance_vector(
             record.state.w_H_b, record._out, record._poses, ticker.geometry,
             ticker.settings.contact_force_threshold)
         sends = self._balance_sends
@@ -298,9 +298,12 @@ def _base_from(loop, odometry):
 class SteadyTickRecord(Tick):
     """The :class:`.tick.Tick` of a steady tick: its ``inputs`` (a TickInputs) and
     ``result`` (the core's TickResult) made when first read (the node's diagnostics read
-    the inputs once a second; most ticks neither)."""
+    the inputs once a second; most ticks neither), with the balance vector the tick
+    computed for its balance outputs, if it did (``balance_vector``: not again for the
+    contact mechanics)."""
 
-    __slots__ = ("_steady", "_out", "_poses", "_ages", "_ticker", "_inputs", "_made")
+    __slots__ = ("_steady", "_out", "_poses", "_ages", "_ticker", "_inputs", "_made",
+                 "balance_vector")
 
     def __init__(self, steady, stamp_ns, state, have_base, fd_note, out, poses, ages,
                  ticker):
@@ -308,6 +311,7 @@ class SteadyTickRecord(Tick):
             have_base, fd_note
         self._steady, self._out, self._poses, self._ages = steady, out, poses, ages
         self._ticker, self._inputs, self._made = ticker, None, None
+        self.balance_vector = None
 
     @property
     def inputs(self):
@@ -326,4 +330,6 @@ class SteadyTickRecord(Tick):
             self._made = self._steady._prepared.result(
                 self.state.w_H_b, self._out, self._poses, self._steady._fd, ticker.geometry,
                 ticker.settings.contact_force_threshold)
+            if self.balance_vector is not None:       # (the same kernel's, the same inputs)
+                vars(self._made)["balance_vector"] = self.balance_vector
         return self._made
