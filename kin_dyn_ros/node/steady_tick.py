@@ -261,7 +261,6 @@ class SteadyTick:
         loop.publish_markers(record, read)
         return record
 
-
     def _publish_balance(self, loop, record, read):
         """~/zmp, ~/capture_point and ~/cop of the tick while read, as
         :meth:`.loop.TickLoop.balance_messages` gives them: their numbers from the kernel's
