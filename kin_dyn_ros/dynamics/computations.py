@@ -23,6 +23,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 
 import numpy as np
 
@@ -47,6 +48,11 @@ __all__ = ["KinDynComputations", "TickResult", "PreparedTick"]
 _ORIGIN = np.zeros(3)
 _ORIGIN.flags.writeable = False
 _EYE4 = np.eye(4)       # the base as the world, to the kernels (writable: their type; never written)
+
+
+# frame_wrenches of none: one object, so that KinDynComputations._held_balance keeps its
+# arguments from call to call (a new {} each time made them again); never written
+_NO_FRAME_WRENCHES = MappingProxyType({})
 
 
 def packed_offsets(n):
@@ -223,15 +229,17 @@ class _PackedTickResult(TickResult):
         if not self._contacts:
             return None
         return self._kd._balance_vector(self._poses, self._base_position, self.com,
-                                        self.com_velocity, self._contacts, self._wrenches or {},
-                                        self._values, self._threshold)
+                                        self.com_velocity, self._contacts,
+                                        self._wrenches or _NO_FRAME_WRENCHES, self._values,
+                                        self._threshold)
 
     def contact_points(self):
         if not self._contacts:
             return None
         got = self._kd._contact_points(self._poses, self._base_position, self.com,
                                        self.com_velocity, self._contacts,
-                                       self._wrenches or {}, self._values, self._threshold)
+                                       self._wrenches or _NO_FRAME_WRENCHES, self._values,
+                                       self._threshold)
         if got is None:
             return None
         self.__dict__.setdefault("balance_vector", got[2])      # (the same kernel's)
@@ -246,7 +254,7 @@ class _PackedTickResult(TickResult):
             return None
         frame = functools.partial(self._kd._world_frame, self._poses, self._base_position)
         return self._kd._balance(frame, self.com, self.com_velocity, self._contacts,
-                                 self._wrenches or {}, self._threshold)
+                                 self._wrenches or _NO_FRAME_WRENCHES, self._threshold)
 
 
 class PreparedTick:
@@ -312,7 +320,8 @@ class PreparedTick:
         com = at["com"]
         return self.kd._balance_vector(poses, w_H_b[:3, 3], out[com:com + 3],
                                        out[com + 3:com + 6], contacts,
-                                       self.frame_wrenches or {}, self.values, threshold)
+                                       self.frame_wrenches or _NO_FRAME_WRENCHES, self.values,
+                                       threshold)
 
     def result(self, w_H_b, out, poses, fd, contacts=None, threshold=0.0):
         """The :class:`TickResult` of :meth:`run`'s ``out`` and ``poses`` at ``w_H_b`` (``fd``:

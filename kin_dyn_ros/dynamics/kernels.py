@@ -1071,12 +1071,9 @@ def contact_points(mf, mi, poses, base_position, links, expressed, wrenches, mea
             _on_pose(other, wrenches[i, :3], False, row[3:])
         for r in range(3):
             row[r] = h[r, 3]
-    hull, m, rows = _active_support(mf, mi, poses, base_position, links, points, first_point,
-                                    balanced, com, axes, up, hull_tol, out[at[5]:at[6]])
-    hl = support_layout(rows)
-    vertices = hull[hl[0]:hl[0] + 2 * m].reshape((m, 2))
-    half_normals = hull[hl[1]:hl[1] + 2 * m].reshape((m, 2))
-    offsets = hull[hl[2]:hl[2] + m]
+    vertices, half_normals, offsets = _active_support(
+        mf, mi, poses, base_position, links, points, first_point, balanced, com, axes, up,
+        hull_tol, out[at[5]:at[6]])
     active = balanced[lay[0]] > 0.0
     for i in range(k + 2):
         if i < k:
@@ -1090,7 +1087,7 @@ def contact_points(mf, mi, poses, base_position, links, expressed, wrenches, mea
         out[at[4] + i] = np.nan
         for r in range(3):
             point[r] = balanced[first + r] if defined else 0.0
-        if defined and active:
+        if defined:                     # (an active contact: a polygon)
             margin = polygon_margin(vertices, half_normals, offsets, axes, point)
             if np.isnan(margin):
                 return NOT_FINITE
@@ -1101,9 +1098,10 @@ def contact_points(mf, mi, poses, base_position, links, expressed, wrenches, mea
 @_jit
 def _active_support(mf, mi, poses, base_position, links, points, first_point, balanced, com,
                     axes, up, hull_tol, support):
-    """(hull, m, p): :func:`support_hull`'s ``out``, vertex count and number of points of
-    the contacts active in ``balanced`` (:func:`balance`'s vector), and ``support`` as
-    :func:`contact_points` writes it; an empty hull, 0, 0 without an active contact."""
+    """The support polygon of the contacts active in ``balanced`` (:func:`balance`'s
+    vector) as :func:`polygon_margin` takes it: its vertices (m, 2), half-plane normals
+    (m, 2) and offsets (m,) (views of :func:`support_hull`'s ``out``; m = 0 without an
+    active contact); and ``support`` written as :func:`contact_points` lays it out."""
     k = links.shape[0]
     picked = np.empty((points.shape[0], 3))
     first = np.zeros(k + 1, np.int64)
@@ -1123,11 +1121,12 @@ def _active_support(mf, mi, poses, base_position, links, points, first_point, ba
         support[0], support[1] = 0.0, -np.inf
         for r in range(3):
             support[2 + r] = com[r] - along * up[r]
-        return np.empty(0), 0, 0
-    hull = np.empty(support_layout(rows)[-1])
+        return np.empty((0, 2)), np.empty((0, 2)), np.empty(0)
+    lay = support_layout(rows)
+    hull = np.empty(lay[-1])
     m = support_hull(picked[:rows], first[:count + 1], frames[:count], com, axes, up, hull_tol,
                      hull)
-    plane = support_layout(rows)[3]
+    plane = lay[3]
     closed = m + 1 if m > 1 else 2 * m
     support[0], support[1] = closed, hull[1]
     for r in range(3):
@@ -1136,7 +1135,8 @@ def _active_support(mf, mi, poses, base_position, links, points, first_point, ba
         v = j if j < m else 0
         for r in range(3):
             support[5 + 3 * j + r] = hull[plane + 3 * v + r]
-    return hull, m, rows
+    return (hull[lay[0]:lay[0] + 2 * m].reshape((m, 2)),
+            hull[lay[1]:lay[1] + 2 * m].reshape((m, 2)), hull[lay[2]:lay[2] + m])
 
 
 # ----------------------------------------------------------------------------- support polygon
@@ -2268,7 +2268,6 @@ def share_state(words, bits, header, generation, code, w_H_b, s, nu, s_dot):
     return OK
 
 
-
 # ------------------------------------------------------------------ a node's steady tick
 
 STALE = 5          # steady_tick: an input older than the timeout (nothing was written)
@@ -2289,12 +2288,13 @@ def steady_tick(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, p
     dynamics only with ``fd``. ``stamps`` (int64, 2 + k): the tick's stamp, the odometry's
     and each wrench's [ns]; ``ages`` (1 + k,) gets the odometry's age (0 without
     ``with_odometry``) and each wrench's [s], ``(tick - input) * 1e-9``; a wrench whose age
-    is not within ``timeout`` [s] returns STALE before anything is written. Then :func:`tick` (its status returned
-    when not OK); then, when ``words`` is not empty, the state with the sequence word
-    ``words[0]`` odd while writing and even after; then the per-tick messages in ``buf``
-    (uint8): float64 word ``places[i]`` = element ``sources[i]`` of ``out``, the pose of
-    ``w_H_b`` (only ``with_pose``) and the ages (only with ``fd``), each row of ``pairs``
-    the stamp's (sec modulo 2**32, nanosec) as 32-bit words."""
+    is not within ``timeout`` [s] returns STALE before anything is written. Then
+    :func:`tick` (its status returned when not OK); then, when ``words`` is not empty, the
+    state with the sequence word ``words[0]`` odd while writing and even after; then the
+    per-tick messages in ``buf`` (uint8): float64 word ``places[i]`` = element
+    ``sources[i]`` of ``out``, the pose of ``w_H_b`` (only ``with_pose``) and the ages
+    (only with ``fd``), each row of ``pairs`` the stamp's (sec modulo 2**32, nanosec) as
+    32-bit words."""
     stamp = stamps[0]
     ages[0] = (stamp - stamps[1]) * 1e-9 if with_odometry else 0.0
     for c in range(1, ages.shape[0]):

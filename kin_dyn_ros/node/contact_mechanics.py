@@ -144,9 +144,8 @@ class ContactMechanics:
     # -- per tick ------------------------------------------------------------------------
     def update(self, kd, result, s, stamp):
         """The support of a tick, when due (equilibrium_rate) and read: ``result``
-        (TickResult of the node's contacts: its
-        ``balance`` tells the active ones), joint positions ``s`` (n,) and its stamp.
-        Computes nothing on the other ticks."""
+        (TickResult of the node's contacts: its ``balance`` tells the active ones), joint
+        positions ``s`` (n,) and its stamp. Computes nothing on the other ticks."""
         self._fresh = False
         t = stamp_to_ns(stamp)
         if not self._contacts or not (self._turn(t) and self._due(t)):

@@ -126,8 +126,8 @@ class MarkerArrays:
         momentum, zero = com + 3, com + 9
         xyz = [com, com + 1, com + 2]
         a, tips, scales, b = xyz + [com, com + 1, zero] + xyz * 4, [], [], []
-        for at, scale, first in ((9, LINEAR_SCALE, momentum), (15, ANGULAR_SCALE,
-                                                              momentum + 3)):
+        for at, scale, first in ((9, LINEAR_SCALE, momentum),
+                                 (15, ANGULAR_SCALE, momentum + 3)):
             tips += [at, at + 1, at + 2]
             scales += [scale] * 3
             b += [first, first + 1, first + 2]

@@ -15,8 +15,9 @@ process answers only with the state of the model it holds); ``announced`` is the
 current model (:meth:`StateWriter.announce`, before any tick of it): a request that comes
 while the services' process is still loading it waits for it; ``configured`` counts the
 node's configurations (:meth:`StateWriter.configured`: a settings change too, e.g. the
-representation), so that a request that comes after a change waits for it as well. The memory is an anonymous file (``memfd``) handed to
-the services' process as a file descriptor: nothing is left behind when both end.
+representation), so that a request that comes after a change waits for it as well. The
+memory is an anonymous file (``memfd``) handed to the services' process as a file
+descriptor: nothing is left behind when both end.
 """
 
 import mmap
