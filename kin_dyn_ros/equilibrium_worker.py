@@ -183,10 +183,13 @@ class EquilibriumWorker:
         return self._in_flight is not None
 
     @property
-    def expecting(self):
-        """True while :meth:`poll` may have something to give: an answer in flight, or a
-        start-up error not yet reported."""
-        return self._in_flight is not None or self._start_error is not None
+    def answered(self):
+        """True when :meth:`poll` has something to give now: an answer (or the worker's end)
+        readable on the socket, or a start-up error not yet reported. One ``poll(0)`` while
+        a request is in flight (~2 us), no call otherwise: the node asks on every tick."""
+        if self._in_flight is None:
+            return self._start_error is not None
+        return bool(self._poller.poll(0))
 
     @property
     def running(self):

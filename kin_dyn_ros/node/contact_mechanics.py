@@ -46,15 +46,25 @@ tick's steps has its turn after them):
   active contact), and id 1, a disc at the CoM's projection, green inside the polygon and
   red outside.
 
-Why not every tick: on iCub (a 2-core machine, see docs/performance.md) an update costs ~0.04 ms warm
-and ~0.22 ms in the node at 1 kHz (polygon and margin), ~0.05 ms in the node (their
-messages, from serialised templates: :class:`.support_outputs.SupportMessages`) and ~0.37 ms warm
-(equilibrium_torques, in the worker process), against a 0.35-0.45 ms tick. A rate at or
-above the tick rate gives every tick (the torques then at the rate the worker sustains).
+The support and the margins come from the tick's ``TickResult.contact_points`` (the
+compiled kernel's one vector: :class:`DueSupport`); on the NumPy core, or where an active
+contact is not a flat sole, they are made the plain way (``TickResult.balance``,
+:meth:`ContactMechanics.ground_support`, ``Balance.margins``); test_contact_mechanics.py
+compares the two. The worker's answer is taken only once it is there
+(``EquilibriumWorker.answered``, one ``poll(0)`` per tick while a request is in flight).
+
+Why not every tick: in the running node at 1 kHz on iCub (a 2-core machine, see
+docs/performance.md, "Session 38") a due tick costs ~0.1 ms of support and margins, ~0.09
+ms of messages and ~0.07 ms of the worker's request (the torques themselves, ~0.4 ms, run
+in the worker process). A rate at or above the tick rate gives every tick (the torques then
+at the rate the worker sustains).
 
 Errors never leave this module: a ValueError of the core is logged (throttled) and the tick's
 contact outputs are skipped; the service answers ``success = false`` with the reason.
 """
+
+import functools
+from typing import NamedTuple
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -69,7 +79,7 @@ from ..equilibrium_worker import EquilibriumWorker
 from .outputs import EffortMessage, ReadCounts
 from .rates import OnPhase
 from .settings import make_contact
-from .support_outputs import SupportMessages
+from .support_outputs import SupportMessages, margin_values
 from .throttle import ThrottledLogger
 
 try:
@@ -77,9 +87,21 @@ try:
 except ImportError:  # Humble
     from rclpy.qos_event import PublisherEventCallbacks
 
-__all__ = ["ContactMechanics"]
+__all__ = ["ContactMechanics", "DueSupport"]
 
 THROTTLE_S = 5.0
+
+
+class DueSupport(NamedTuple):
+    """What the contact mechanics publish of a due tick: the active contacts' ``names``
+    and Contact objects (``contacts``), the support polygon's vertices ``points`` (m, 3)
+    [m, world frame] and the StabilityMargin's numbers ``values`` (12,), as
+    :func:`.support_outputs.margin_values` lays them out."""
+
+    names: tuple
+    contacts: tuple
+    points: np.ndarray
+    values: np.ndarray
 
 
 # -- the node's part -------------------------------------------------------------------------
@@ -98,6 +120,7 @@ class ContactMechanics:
         self._torques_pub = pub(JointState, "~/equilibrium_torques")
         self._read = ReadCounts((self._polygon_pub, self._margin_pub, self._torques_pub))
         self._contacts, self._settings, self._kd = {}, None, None
+        self._names = self._values = ()   # the contacts' names and Contact objects
         self._period_ns = 0           # of equilibrium_rate [ns] (0: off)
         self._clear()
         self._worker, self._worker_model = EquilibriumWorker(), None
@@ -121,6 +144,7 @@ class ContactMechanics:
         rate = settings.equilibrium_rate          # its period [ns] (0: off), by stamps
         self._period_ns = int(1e9 / rate) if rate > 0.0 else 0
         self._contacts = {} if kd is None else {c: make_contact(geometry[c]) for c in names}
+        self._names, self._values = tuple(self._contacts), tuple(self._contacts.values())
         self._clear()
         self._messages = SupportMessages(settings.world_frame)
         self._torques = EffortMessage([] if kd is None else kd.joints_name_list)
@@ -131,9 +155,8 @@ class ContactMechanics:
 
     def _clear(self):
         """No support yet (a new model or settings)."""
-        self._support = self._state = self._stamp = self._balance = None
+        self._support = self._state = self._stamp = None
         self._phase = OnPhase()      # equilibrium_rate, by stamps
-        self._margins = (-np.inf, -np.inf)
         self._fresh = False
 
     @property
@@ -151,15 +174,38 @@ class ContactMechanics:
         if not self._contacts or not (self._turn(t) and self._due(t)):
             return          # (the phase first: a due tick takes its turn)
         try:
-            balance = result.balance
-            self._support = self.ground_support(result)
-            self._margins = (-np.inf, -np.inf) if not balance or not balance.active \
-                else balance.margins(self._support.polygon)
-            self._balance = balance
+            self._support = self._from_points(result) or self._plain_support(result)
         except ValueError as exc:
             self._log.warning("support", f"support polygon skipped: {exc}")
             return
         self._state, self._stamp, self._fresh = (kd, result.base_pose, s), stamp, True
+
+    def _from_points(self, result):
+        """The DueSupport of a tick from its ``contact_points`` (the compiled kernel's one
+        vector: the hull, the margins), or None where the kernel does not give it."""
+        got = result.contact_points()
+        names = self._names
+        if got is None or got[1][1] != 6 * len(names):
+            return None
+        out, lay = got
+        values = out[_margin_gather(lay)]
+        values[np.isnan(values)] = -np.inf     # (the kernel's undefined margins)
+        closed = int(out[lay[5]])             # (the outline closed: its first point again)
+        m = closed - 1 if closed > 2 else closed // 2
+        points = out[lay[5] + 5:lay[5] + 5 + 3 * m].reshape(m, 3)
+        active = [i for i, d in enumerate(out[lay[3]:lay[3] + len(names)].tolist()) if d]
+        return DueSupport(tuple(names[i] for i in active),
+                          tuple(self._values[i] for i in active), points, values)
+
+    def _plain_support(self, result):
+        """The DueSupport of a tick the plain way: its Balance, :meth:`ground_support` and
+        the balance points' margins to it."""
+        balance = result.balance
+        support = self.ground_support(result)
+        margins = (-np.inf, -np.inf) if not balance or not balance.active \
+            else balance.margins(support.polygon)
+        return DueSupport(support.names, support.contacts, support.points,
+                          margin_values(support, balance, margins))
 
     def ground_support(self, result):
         """The GroundSupport of a tick's active contacts (those of ``result.balance``);
@@ -198,11 +244,12 @@ class ContactMechanics:
         was due, each while subscribed."""
         if not self._fresh:
             return
+        support = self._support
         if self._read(self._polygon_pub):
-            self._polygon_pub.publish(self._messages.polygon(self._support, self._stamp))
+            self._polygon_pub.publish(self._messages.polygon(support.points, self._stamp))
         if self._read(self._margin_pub):
-            self._margin_pub.publish(self._messages.margin(self._support, self._balance,
-                                                           self._margins, self._stamp))
+            self._margin_pub.publish(self._messages.margin(support.names, support.values,
+                                                           self._stamp))
 
     def has_work(self, stamp_ns):
         """Whether the tick of stamp ``stamp_ns`` [ns] has contact mechanics to do
@@ -210,7 +257,7 @@ class ContactMechanics:
         ticks have none: the node then schedules no steps for them."""
         if not self._contacts:
             return False
-        if self._worker.expecting:
+        if self._worker.answered:
             return True
         period = self._period_ns            # (most ticks: not due, two calls in all)
         return period > 0 and self._phase.is_due(stamp_ns, period) and self._turn(stamp_ns)
@@ -294,3 +341,15 @@ class ContactMechanics:
     def close(self):
         """Stop the equilibrium worker's process."""
         self._worker.close()
+
+
+@functools.lru_cache(maxsize=16)
+def _margin_gather(lay):
+    """Where a StabilityMargin's numbers (:func:`.support_outputs.margin_values`) are in
+    ``TickResult.contact_points``' vector laid out as ``lay``: the CoM's margin and
+    projection, the ZMP and its margin, the capture point and its margin."""
+    k = lay[1] // 6
+    support, points, margins = lay[5], lay[2] + 3 * k, lay[4] + k
+    return np.array([support + 1, support + 2, support + 3, support + 4,
+                     points, points + 1, points + 2, margins,
+                     points + 3, points + 4, points + 5, margins + 1], np.intp)

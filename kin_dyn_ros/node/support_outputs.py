@@ -15,7 +15,8 @@ from .conversions import stamp_fields, stamp_words, xyz_fields
 from .markers import MarkerGroup, make_marker
 from .outputs import SerializedTemplate, TemplateCache
 
-__all__ = ["support_markers", "SupportMessages", "MARKER_NS", "INSIDE_RGBA", "OUTSIDE_RGBA"]
+__all__ = ["support_markers", "SupportMessages", "margin_values", "MARKER_NS", "INSIDE_RGBA",
+           "OUTSIDE_RGBA"]
 
 MARKER_NS = "support_polygon"
 LINE_WIDTH = 0.005                    # [m] polygon outline
@@ -55,19 +56,17 @@ def support_markers(frame, stamp, support):
 
 
 class SupportMessages:
-    """~/support_polygon and ~/stability_margin of a :class:`~.dynamics.contacts.GroundSupport`
-    in world frame ``frame``: serialised bytes from a template per layout (the polygon's
-    number of points; the margin's active contacts and inside flag), else the message
-    objects."""
+    """~/support_polygon and ~/stability_margin of a tick's support, world frame ``frame``:
+    serialised bytes from a template per layout (the polygon's number of points; the
+    margin's active contacts and inside flags), else the message objects."""
 
     def __init__(self, frame):
         self._frame = frame
         self._polygons, self._margins = TemplateCache(), TemplateCache()
 
-    def polygon(self, support, stamp):
-        """PolygonStamped: the support polygon's vertices (float32) in the world frame."""
-        points = support.points
-        template = self._polygons.get(len(points), lambda: self._polygon(len(points)))
+    def polygon(self, points, stamp):
+        """PolygonStamped: the support polygon's vertices ``points`` (m, 3) [m] (float32)."""
+        template = self._polygons.get(len(points), self._polygon, len(points))
         return template.render((), stamp_words(stamp), points)
 
     def _polygon(self, n_points):
@@ -77,17 +76,12 @@ class SupportMessages:
         return SerializedTemplate(msg, [], stamp_fields(msg),
                                   floats=xyz_fields(msg.polygon.points))
 
-    def margin(self, support, balance, margins, stamp):
-        """StabilityMargin: the CoM's margin, inside, projection and active contacts, and
-        the ZMP and capture point of ``balance`` (:class:`~.dynamics.balance.Balance`, or
-        None) with their ``margins`` (two, -inf where undefined)."""
-        zmp = balance.zmp_point if balance is not None else None
-        cp = balance.capture_point if balance is not None else None
-        key = (support.names, support.inside, *(bool(m >= 0.0) for m in margins))
-        template = self._margins.get(key, lambda: self._margin(*key))
-        values = np.concatenate([[support.margin], support.com_projection,
-                                 _ZERO if zmp is None else zmp, margins[:1],
-                                 _ZERO if cp is None else cp, margins[1:]])
+    def margin(self, names, values, stamp):
+        """StabilityMargin of the active contacts ``names`` and ``values`` (12,) laid out
+        as :func:`margin_values` makes them; each ``inside`` flag is its margin >= 0."""
+        margin, zmp, cp = values[MARGINS].tolist()
+        key = (names, margin >= 0.0, zmp >= 0.0, cp >= 0.0)
+        template = self._margins.get(key, self._margin, *key)
         return template.render(values, stamp_words(stamp))
 
     def _margin(self, names, inside, zmp_inside, capture_point_inside):
@@ -98,3 +92,19 @@ class SupportMessages:
                    *xyz_fields([msg.zmp]), (msg, "zmp_margin"),
                    *xyz_fields([msg.capture_point]), (msg, "capture_point_margin")]
         return SerializedTemplate(msg, doubles, stamp_fields(msg))
+
+
+MARGINS = [0, 7, 11]        # where margin_values has the CoM's, the ZMP's and the CP's margin
+
+
+def margin_values(support, balance, margins):
+    """The numbers of a StabilityMargin (12,): the CoM's margin [m] and ground projection
+    (3) of ``support`` (a :class:`~..dynamics.contacts.GroundSupport`), the ZMP of
+    ``balance`` (a :class:`~..dynamics.balance.Balance`, or None; zeros where undefined)
+    and its margin, the capture point and its margin (``margins``: the two, -inf where
+    undefined)."""
+    zmp = balance.zmp_point if balance is not None else None
+    cp = balance.capture_point if balance is not None else None
+    return np.concatenate([[support.margin], support.com_projection,
+                           _ZERO if zmp is None else zmp, margins[:1],
+                           _ZERO if cp is None else cp, margins[1:]])

@@ -24,7 +24,8 @@ from visualization_msgs.msg import Marker, MarkerArray  # noqa: E402
 
 from kin_dyn_ros.node import conversions as cv  # noqa: E402
 from kin_dyn_ros.node.support_outputs import (INSIDE_RGBA, OUTSIDE_RGBA,  # noqa: E402
-                                             SupportMessages, support_markers)
+                                             SupportMessages, margin_values,
+                                             support_markers)
 from kin_dyn_ros.node.inputs import TickInputs  # noqa: E402
 from kin_dyn_ros.node.diagnostics import InputsReport, TickStats, build_diagnostics  # noqa: E402
 from kin_dyn_ros.dynamics import KinDynComputations, Representations  # noqa: E402
@@ -333,8 +334,9 @@ def test_support_messages_come_from_templates(monkeypatch, n_points, inside):
     margins = (-math.inf, -math.inf) if not n_points else (0.125, -0.5)
     stamp = Time(sec=7, nanosec=123)
     fast, slow = SupportMessages('map'), SupportMessages('map')
-    polygon = fast.polygon(support, stamp)
-    margin_msg = fast.margin(support, balance, margins, stamp)
+    values = margin_values(support, balance, margins)
+    polygon = fast.polygon(support.points, stamp)
+    margin_msg = fast.margin(support.names, values, stamp)
     assert isinstance(polygon, bytes) and isinstance(margin_msg, bytes)
     polygon = deserialize_message(polygon, PolygonStamped)
     margin_msg = deserialize_message(margin_msg, StabilityMargin)
@@ -352,7 +354,7 @@ def test_support_messages_come_from_templates(monkeypatch, n_points, inside):
                                   capture if n_points else np.zeros(3))
     monkeypatch.setattr(SerializedTemplate, '_locate',       # every new template unusable
                         lambda *a: (b'\x00\x01\x00\x00', [np.zeros(0, np.intp)] * 3, False))
-    objects = slow.polygon(support, stamp), slow.margin(support, balance, margins, stamp)
+    objects = slow.polygon(points, stamp), slow.margin(names, values, stamp)
     assert isinstance(objects[0], PolygonStamped) and isinstance(objects[1], StabilityMargin)
     assert deserialize_message(serialize_message(objects[0]), PolygonStamped) == polygon
     assert deserialize_message(serialize_message(objects[1]), StabilityMargin) == margin_msg

@@ -78,6 +78,22 @@ def test_answer_equals_the_in_process_call(worker, icub_urdf, standing):
     np.testing.assert_array_equal(res.tau, ref.tau)
 
 
+def test_answered_says_when_poll_has_an_answer(worker, icub_urdf, standing):
+    """The node asks ``answered`` on every tick and polls only then: it is False with
+    nothing in flight, becomes True when the answer is there to take, and poll then gives
+    it at once."""
+    _, w_H_b, s = standing
+    worker.set_model(icub_urdf)
+    assert not worker.answered
+    assert worker.submit('k', w_H_b, s, FEET)
+    end = time.monotonic() + ANSWER_S
+    while not worker.answered:
+        assert time.monotonic() < end, 'no answer from the worker'
+        time.sleep(0.002)
+    assert worker.poll()[0] == 'k'
+    assert not worker.answered and not worker.busy
+
+
 def test_the_worker_runs_the_node_s_own_code(worker, icub_urdf, standing, tmp_path,
                                             monkeypatch):
     """Another kin_dyn_ros in the node's working directory (e.g. a source tree beside the
@@ -380,8 +396,12 @@ def test_a_dead_worker_is_reported_and_restarted(icub_urdf, standing):
     pid = worker._process.pid
     assert worker.submit(1, w_H_b, s, FEET)
     os.kill(pid, signal.SIGKILL)
+    end = time.monotonic() + ANSWER_S
+    while not worker.answered:          # (its socket's end is there to take)
+        assert time.monotonic() < end
+        time.sleep(0.005)
     with pytest.raises(RuntimeError, match='worker process died'):
-        wait_answer(worker)
+        worker.poll()
     died = time.monotonic()
     assert not worker.busy
     assert not worker.submit(2, w_H_b, s, FEET)         # not again within restart_s
@@ -415,8 +435,10 @@ def test_a_worker_that_cannot_start_is_reported(monkeypatch, icub_urdf, standing
     worker.set_model(icub_urdf)
     monkeypatch.setattr(sys, 'executable', '/nonexistent/python')
     assert not worker.submit(0, w_H_b, s, FEET)
+    assert worker.answered
     with pytest.raises(RuntimeError, match='could not start the equilibrium worker'):
         worker.poll()
+    assert not worker.answered
     assert worker.poll() is None and not worker.busy
     assert not worker.submit(1, w_H_b, s, FEET)         # within restart_s: not retried
     assert not worker.start() and not worker.running
