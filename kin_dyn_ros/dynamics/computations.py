@@ -231,7 +231,7 @@ class _PackedTickResult(TickResult):
         return self._kd._balance_vector(self._poses, self._base_position, self.com,
                                         self.com_velocity, self._contacts,
                                         self._wrenches or _NO_FRAME_WRENCHES, self._values,
-                                        self._threshold)
+                                        self._threshold, self._targets)
 
     def contact_points(self):
         if not self._contacts:
@@ -239,7 +239,7 @@ class _PackedTickResult(TickResult):
         got = self._kd._contact_points(self._poses, self._base_position, self.com,
                                        self.com_velocity, self._contacts,
                                        self._wrenches or _NO_FRAME_WRENCHES, self._values,
-                                       self._threshold)
+                                       self._threshold, self._targets)
         if got is None:
             return None
         self.__dict__.setdefault("balance_vector", got[2])      # (the same kernel's)
@@ -321,13 +321,13 @@ class PreparedTick:
         return self.kd._balance_vector(poses, w_H_b[:3, 3], out[com:com + 3],
                                        out[com + 3:com + 6], contacts,
                                        self.frame_wrenches or _NO_FRAME_WRENCHES, self.values,
-                                       threshold)
+                                       threshold, self._targets)
 
     def result(self, w_H_b, out, poses, fd, contacts=None, threshold=0.0):
         """The :class:`TickResult` of :meth:`run`'s ``out`` and ``poses`` at ``w_H_b`` (``fd``:
         torques were given), as compute_tick gives it with ``contacts`` and ``threshold``."""
         return self.kd.packed_tick_result(self._ok, w_H_b, out, poses, fd, self.frame_wrenches,
-                                          self.values, contacts, threshold)
+                                          self.values, contacts, threshold, self._targets)
 
 
 def _checked_wrench(link, w):
@@ -897,14 +897,15 @@ class KinDynComputations:
             for link, (_, w) in frame_wrenches.items():
                 _checked_wrench(link, w)
         return self.packed_tick_result(status, w_H_b, out, poses, tau is not None,
-                                       frame_wrenches, values, contacts, threshold)
+                                       frame_wrenches, values, contacts, threshold, targets)
 
     def packed_tick_result(self, status, w_H_b, out, poses, fd, frame_wrenches, values,
-                           contacts, threshold):
+                           contacts, threshold, targets=None):
         """The :class:`TickResult` of a compiled tick (:func:`.kernels.tick`'s ``status``,
         ``out`` and ``poses`` C_H_body (N, 4, 4) at ``w_H_b``; forward dynamics asked when
-        ``fd``; ``values`` (6 k,) the wrenches of ``frame_wrenches`` as the kernel took them;
-        the balance of ``contacts`` as :meth:`compute_tick`'s). Sets ``out``'s forward
+        ``fd``; ``values`` (6 k,) the wrenches of ``frame_wrenches`` as the kernel took them
+        with ``targets``, :meth:`_sensor_wrenches`' index arrays; the balance of ``contacts``
+        as :meth:`compute_tick`'s). Sets ``out``'s forward
         dynamics to NaN where there is none."""
         at = self._packed                               # TickResult.packed's fields
         fd_error = alg.SINGULAR_BASE if status == self._jit.k.SINGULAR else ""
@@ -922,7 +923,7 @@ class KinDynComputations:
             base_acceleration=out[acc:at["joint_accelerations"]] if fd else None,
             massless_joints=massless,
             _packed=out, packed=out, _at=at, _fd=fd, _kd=self, _poses=poses,
-            _wrenches=frame_wrenches, _values=values, _contacts=contacts,
+            _wrenches=frame_wrenches, _values=values, _targets=targets, _contacts=contacts,
             _threshold=threshold)
         return result
 
@@ -985,13 +986,13 @@ class KinDynComputations:
                        self.gravity, threshold, tuple(contacts), expressed)
 
     def _balance_vector(self, poses, base_position, com, com_velocity, contacts,
-                        frame_wrenches, values, threshold):
+                        frame_wrenches, values, threshold, targets=None):
         """``TickResult.balance_vector`` by :func:`.kernels.balance` on the tick's body poses
         C_H_body (N, 4, 4) and base position (3,), with the tick's checked wrenches
         ``values`` (6 m,) of ``frame_wrenches`` (in its order); None where an active contact
         is not a flat sole (the ground plane then needs an SVD: :meth:`_balance`)."""
         spec, expressed, wrenches, measured = self._held_balance(contacts, frame_wrenches,
-                                                                 values)
+                                                                 values, targets)
         status, out = self._jit.balance(poses, base_position, spec, expressed, wrenches,
                                         measured, threshold, com, com_velocity)
         if status != self._jit.k.OK:
@@ -999,12 +1000,12 @@ class KinDynComputations:
         return spec.names, out, spec.layout, threshold
 
     def _contact_points(self, poses, base_position, com, com_velocity, contacts,
-                        frame_wrenches, values, threshold):
+                        frame_wrenches, values, threshold, targets=None):
         """(out, layout, balance_vector) of ``TickResult.contact_points`` by
         :func:`.kernels.contact_points` (arguments as :meth:`_balance_vector`'s), or None
         where the kernel does not give it."""
         spec, expressed, wrenches, measured = self._held_balance(contacts, frame_wrenches,
-                                                                 values)
+                                                                 values, targets)
         if self._ground is None:
             self._ground = (ground_axes(self.gravity), -self.gravity / np.linalg.norm(
                 self.gravity)) if np.linalg.norm(self.gravity) >= 1e-12 else False
@@ -1017,24 +1018,34 @@ class KinDynComputations:
             return None
         return out, spec.points_layout, (spec.names, balanced, spec.layout, threshold)
 
-    def _held_balance(self, contacts, frame_wrenches, values):
+    def _held_balance(self, contacts, frame_wrenches, values, targets=None):
         """:meth:`_balance_arguments`, kept while ``values``, ``contacts`` and
-        ``frame_wrenches`` are the same objects."""
+        ``frame_wrenches`` are the same objects (a PreparedTick's: the node's ticks between
+        two wrench messages; paired in the running node, 8-14 us per JointState less with
+        the balance outputs read half of the time). New values of the same links and frames
+        (the same ``targets``: :meth:`_sensor_wrenches` keeps one per set of them; a
+        PreparedTick renewed) keep the contacts' arrays: only the wrenches are taken."""
         held = self._balance_held
-        if held is None or held[0] is not values or held[1] is not contacts \
-                or held[2] is not frame_wrenches:
-            held = self._balance_held = (values, contacts, frame_wrenches,
-                                         *self._balance_arguments(contacts, frame_wrenches,
-                                                                  values))
-        return held[3:]
+        inputs = None
+        if held is not None and held[1] is contacts:
+            if held[0] is values and held[2] is frame_wrenches:
+                return held[5]
+            if targets is not None and held[3] is targets:
+                inputs = held[4]
+        if inputs is None:
+            inputs = self._balance_inputs(contacts, frame_wrenches)
+        arguments = self._balance_arguments(inputs, values)
+        self._balance_held = (values, contacts, frame_wrenches, targets, inputs, arguments)
+        return arguments
 
-    def _balance_arguments(self, contacts, frame_wrenches, values):
+    @staticmethod
+    def _balance_arguments(inputs, values):
         """(spec, expressed, wrenches (k, 6), measured (k,)) of :func:`.kernels.balance` for
-        ``contacts`` and the tick's wrenches ``values`` (6 m,) of ``frame_wrenches``: kept by
-        :meth:`_balance_vector` while these are the same objects (a PreparedTick's: the
-        node's ticks between two wrench messages; paired in the running node, 8-14 us per
-        JointState less with the balance outputs read half of the time)."""
-        spec, expressed, rows = self._balance_inputs(contacts, frame_wrenches)
+        the contacts' ``inputs`` (:meth:`_balance_inputs`) and the tick's wrenches ``values``
+        (6 m,)."""
+        spec, expressed, rows, direct = inputs
+        if direct:                  # contact i's wrench is row i: a view
+            return spec, expressed, values.reshape(-1, 6), spec.all_measured
         if rows.min(initial=0) >= 0:                    # a wrench on every contact
             return spec, expressed, values.reshape(-1, 6)[rows], spec.all_measured
         wrenches, measured = np.zeros((len(rows), 6)), rows >= 0
@@ -1044,8 +1055,9 @@ class KinDynComputations:
     def _balance_inputs(self, contacts, frame_wrenches):
         """(:class:`.compiled.BalanceContacts` of ``contacts`` ({name: Contact}), the frame
         index each contact's wrench is expressed in (k,), the row of each contact's wrench in
-        the tick's wrench vector (k,), -1 without one), kept per set of Contact objects and
-        wrench frames (the node's: the same every tick)."""
+        the tick's wrench vector (k,), -1 without one, whether row i is contact i's and there
+        are no others), kept per set of Contact objects and wrench frames (the node's: the
+        same every tick)."""
         key = (*map(id, contacts.values()), *frame_wrenches,
                *[name for name, _ in frame_wrenches.values()])
         held = self._balance_specs.get(key)
@@ -1058,7 +1070,8 @@ class KinDynComputations:
                 name = frame_wrenches[link][0] if link in frame_wrenches else None
                 if name is not None and name != contact.link:
                     expressed[i] = self._frame(name)
-            held = spec, expressed, rows
+            direct = len(rows) == len(frame_wrenches) and rows.tolist() == list(range(len(rows)))
+            held = spec, expressed, rows, direct
             if len(self._balance_specs) < 16:
                 self._balance_specs[key] = held
         return held

@@ -213,3 +213,48 @@ def test_contact_points_are_the_forces_the_balance_and_the_support(icub, icub_ur
     loaded = {**wrenches, "l_sole": ("l_sole", np.array([3.0, 0.4, 180.0, 1.0, -2.0, 0.02]))}
     assert icub.compute_tick(w_H_b, s, nu, s_dot, None, loaded, point,
                              20.0).contact_points() is None
+
+
+@pytest.mark.parametrize("order", [("l_sole", "r_sole"), ("r_sole", "l_sole"), ("l_sole",)],
+                         ids=["contacts' order", "reversed", "one wrench"])
+def test_a_renewed_prepared_tick_has_the_balance_of_its_own_wrenches(icub, icub_urdf, order):
+    """The node's steady ticks: a PreparedTick renewed with each new wrench message keeps
+    the contacts' arrays of the balance (its links and frames are the same) and takes only
+    the new values. Its balance vector and contact points, asked in turn, are those of a
+    fresh compute_tick of the same wrenches, and its ZMP the NumPy core's; with the wrenches
+    in the contacts' order (row i is contact i's), another order and a contact without one."""
+    from kin_dyn_ros.dynamics.contacts import Contact
+    if not icub.compiled:
+        pytest.skip("the NumPy core runs here")
+    icub.set_frame_velocity_representation(Representations.MIXED_REPRESENTATION)
+    sole = np.array([[0.1, 0.04, 0.0], [-0.05, 0.04, 0.0], [-0.05, -0.04, 0.0],
+                     [0.1, -0.04, 0.0]])
+    contacts = {c: Contact(c, sole, [0.0, 0.0, 1.0], 0.6) for c in ("l_sole", "r_sole")}
+    fresh = KinDynComputations(icub_urdf)
+    numpy_kd = KinDynComputations(icub_urdf, compiled=False)
+    for kd in (fresh, numpy_kd):
+        kd.set_frame_velocity_representation(Representations.MIXED_REPRESENTATION)
+    rng = np.random.default_rng(5)
+    n = icub.NDoF
+    w_H_b = homogeneous(np.eye(3), [0.0, 0.0, 0.6])
+    s, nu, s_dot = 0.01 * rng.normal(size=n), rng.normal(size=6), rng.normal(size=n)
+
+    def wrenches():
+        return {c: (c, np.array([*rng.normal(size=2), 100.0 + 80.0 * rng.random(),
+                                 *rng.normal(size=3)])) for c in order}
+    prepared = icub.prepared_tick(wrenches())
+    for step in range(6):
+        prepared = prepared.renewed(wrenches())
+        out, poses = prepared.run(w_H_b, s, nu, s_dot)
+        args = (w_H_b, s, nu, s_dot, None, prepared.frame_wrenches, contacts, 20.0)
+        want = fresh.compute_tick(*args)
+        if step % 2:
+            vector = prepared.balance_vector(w_H_b, out, poses, contacts, 20.0)
+            np.testing.assert_array_equal(vector[1], want.balance_vector[1])
+        else:
+            got, lay = prepared.result(w_H_b, out, poses, False, contacts,
+                                       20.0).contact_points()
+            end = lay[5] + 5 + 3 * int(got[lay[5]])           # (the outline written)
+            np.testing.assert_array_equal(got[:end], want.contact_points()[0][:end])
+        zmp = numpy_kd.compute_tick(*args).balance.zmp_point
+        assert_close(want.balance.zmp_point, zmp, "ZMP", 1e-12)
