@@ -508,7 +508,7 @@ def _warm(compiled, names):
         for pose in (np.zeros((4, 4)), np.zeros((0, 0))):
             compiled.k.read_stamped(np.frombuffer(b"", np.uint8), 0, ints, raw, ints, ints, 0,
                                     raw, raw.view(np.float64), z6, np.zeros(2, np.int64),
-                                    pose, 0.01)
+                                    pose, z6 if len(pose) else z6[:0], 0.01)
     if "share_state" in names:
         words = np.zeros(6 + 22 + 2 * compiled.n)
         compiled.k.share_state(words, words.view(np.uint64), 6, 1.0, 0.0, h, z, z6, z)

@@ -2181,7 +2181,7 @@ def merge_joint_state(data, layout, expected, raw, block, values, received, effo
 
 @_jit
 def read_stamped(data, size, keep, expected, starts, counts, end, raw, read, values, stamp,
-                 pose, tolerance):
+                 pose, rotated, tolerance):
     """Read a stamped message (odometry, a wrench) from its plain little-endian CDR bytes
     ``data`` (uint8) whose strings are known ones: the ``size`` bytes from the header's
     frame_id on, whose bytes at ``keep`` (offsets from there) are ``expected`` (padding not
@@ -2191,7 +2191,10 @@ def read_stamped(data, size, keep, expected, starts, counts, end, raw, read, val
     ``values``' size seen both ways. ``stamp`` (2,) gets sec (int32) and nanosec. When
     ``pose`` (4, 4) is not empty, it gets the pose of translation ``values[:3]`` and unit
     quaternion (x, y, z, w) ``values[3:7]``, normalised (as
-    quaternions.quaternion_to_matrix). Returns OK; NOT_FINITE (a value is
+    quaternions.quaternion_to_matrix), and ``rotated`` (6,), when not empty either, the last
+    six values [v; w] in the pose's axes rotated to the world's, [R v; R w] (an odometry's
+    twist in the MIXED representation, :func:`.base_state.change_base_representation`'s
+    arithmetic). Returns OK; NOT_FINITE (a value is
     NaN or inf) or UNREAD (other bytes, or a quaternion whose squared norm is further than
     ``tolerance`` from 1) change nothing the caller keeps."""
     nbytes = data.shape[0]
@@ -2231,6 +2234,13 @@ def read_stamped(data, size, keep, expected, starts, counts, end, raw, read, val
             pose[i, 3] = values[i]
             pose[3, i] = 0.0
         pose[3, 3] = 1.0
+        if rotated.shape[0] == 6:
+            last = values.shape[0] - 6
+            for r in range(3):
+                rotated[r] = pose[r, 0] * values[last] + pose[r, 1] * values[last + 1] \
+                    + pose[r, 2] * values[last + 2]
+                rotated[3 + r] = pose[r, 0] * values[last + 3] \
+                    + pose[r, 1] * values[last + 4] + pose[r, 2] * values[last + 5]
     sec = _u32(data, 4)
     stamp[0] = sec - 4294967296 if sec >= 2147483648 else sec
     stamp[1] = _u32(data, 8)

@@ -70,7 +70,7 @@ class CompiledJointStates:
 # WrenchStamped's wrench (6)
 _ODOMETRY = (np.array([0, 56 + 288], np.intp), np.array([7, 6], np.intp), 56 + 288 + 48 + 288)
 _WRENCH = (np.array([0], np.intp), np.array([6], np.intp), 48)
-_NO_POSE = np.zeros((0, 0))
+_NO_POSE, _NO_TWIST = np.zeros((0, 0)), np.zeros(0)
 
 
 def strings_layout(data, count):
@@ -128,16 +128,16 @@ class CompiledStamped:
             self._wrenches[contact] = frame, arguments
 
     def odometry(self, data):
-        """((sec, nanosec), child link, w_H_c (4, 4), twist (6,)) of odometry bytes with
-        the learnt frame ids, else None."""
+        """((sec, nanosec), child link, w_H_c (4, 4), twist (6,) in C's axes, the same in
+        the world's axes (6,)) of odometry bytes with the learnt frame ids, else None."""
         known = self._odometry
         if known is None or not isinstance(data, bytes):
             return None
-        values, pose = np.empty(13), np.empty((4, 4))
+        values, pose, mixed = np.empty(13), np.empty((4, 4)), np.empty(6)
         if self._read(np.frombuffer(data, np.uint8), *known[1], values, self._stamp, pose,
-                      self._tolerance) != self._ok:
+                      mixed, self._tolerance) != self._ok:
             return None
-        return (int(self._stamp[0]), int(self._stamp[1])), known[0], pose, values[7:]
+        return (int(self._stamp[0]), int(self._stamp[1])), known[0], pose, values[7:], mixed
 
     def wrench(self, contact, data):
         """((sec, nanosec), frame link, w (6,)) of ``contact``'s wrench bytes with its
@@ -147,6 +147,6 @@ class CompiledStamped:
             return None
         values = np.empty(6)
         if self._read(np.frombuffer(data, np.uint8), *known[1], values, self._stamp, _NO_POSE,
-                      self._tolerance) != self._ok:
+                      _NO_TWIST, self._tolerance) != self._ok:
             return None
         return (int(self._stamp[0]), int(self._stamp[1])), known[0], values

@@ -16,6 +16,7 @@ consumer can reject mismatched ticks.
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
@@ -36,9 +37,19 @@ __all__ = ["INPUT_BUFFER", "Timed", "TickInputs", "SensorInputs", "subscribe_sen
 INPUT_BUFFER = 32   # odometry and wrench messages kept to match a JointState's stamp
 
 
+class OdometryValue(NamedTuple):
+    """An odometry's value: ``pose`` w_H_c (4, 4) and ``twist`` (6,) [v; w] in C's axes
+    (BODY), and ``mixed``, the same twist in the world's axes [R v; R w] (MIXED), when the
+    compiled reader gave it (else None)."""
+
+    pose: object
+    twist: object
+    mixed: object = None
+
+
 @dataclass(frozen=True)
 class Timed:
-    """A validated input: odometry (frame = child link, value = (w_H_c (4, 4), twist (6,)))
+    """A validated input: odometry (frame = child link, value = an :class:`OdometryValue`)
     or a wrench (frame = expressed-in link, value = (6,) [force; torque]); stamp and arrival
     on the node's clock in ns."""
 
@@ -169,15 +180,16 @@ class SensorInputs:
         """Keep a nav_msgs/Odometry (bytes or message) in world_frame (or no frame_id)."""
         got = None if self._stamped is None else self._stamped.odometry(data)
         if got is not None:
-            stamp, child, pose, twist = got
-            self.odometry = self._timed(child, (pose, twist), stamp)
+            stamp, child, pose, twist, mixed = got
+            self.odometry = self._timed(child, OdometryValue(pose, twist, mixed), stamp)
         else:
             odom = self._reader.odometry(data)
             if odom.frame_id not in ("", self._world):
                 raise ValueError(f"frame_id '{odom.frame_id}' is not world_frame "
                                  f"'{self._world}'")
             child = self._link(odom.child_frame_id, "child_frame_id")
-            value = (pose_list_to_matrix(odom.pose), finite_array("twist", odom.twist))
+            value = OdometryValue(pose_list_to_matrix(odom.pose),
+                                  finite_array("twist", odom.twist))
             self.odometry = self._timed(child, value, (odom.stamp.sec, odom.stamp.nanosec))
             if self._stamped is not None:
                 self._stamped.learn_odometry(data, child)

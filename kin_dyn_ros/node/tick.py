@@ -23,6 +23,7 @@ from .conversions import ns_to_stamp
 __all__ = ["MeasuredState", "Tick", "TickComputer", "massless_note", "same_inputs"]
 
 BODY = Representations.BODY_FIXED_REPRESENTATION
+MIXED = Representations.MIXED_REPRESENTATION
 
 
 def same_inputs(a, b):
@@ -180,15 +181,16 @@ class TickComputer:
             return self._fixed_base, np.zeros(6), not settings.use_odometry
         if odom.frame == self.kd.model.root_link:    # no joint in between
             if self._root_base[0] is not odom:
-                w_H_c, twist = odom.value
-                self._root_base = odom, change_base_representation(
-                    twist, w_H_c, BODY, self._representation)
+                w_H_c, twist, mixed = odom.value    # (mixed: the compiled reader's)
+                self._root_base = odom, mixed if mixed is not None and \
+                    self._representation == MIXED else change_base_representation(
+                        twist, w_H_c, BODY, self._representation)
             return odom.value[0], self._root_base[1], True
         aux = self._aux
         aux.set_frame_velocity_representation(BODY)
         root_H_child = aux.forward_kinematics(odom.frame, np.eye(4), s)
         j_rel = aux.relative_jacobian(odom.frame, s)
-        w_H_b, nu = base_state_from_odometry(*odom.value, root_H_child, j_rel, s_dot,
+        w_H_b, nu = base_state_from_odometry(*odom.value[:2], root_H_child, j_rel, s_dot,
                                              self._representation)
         return w_H_b, nu, True
 

@@ -14,7 +14,8 @@ import pytest
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
 
-from kin_dyn_ros.dynamics import KinDynComputations
+from kin_dyn_ros.dynamics import KinDynComputations, Representations
+from kin_dyn_ros.dynamics.base_state import change_base_representation
 from kin_dyn_ros.node.conversions import JointStateMerger
 from kin_dyn_ros.dynamics.compiled import compiled_kernels, jit_status
 from kin_dyn_ros.node import inputs as inputs_module
@@ -23,6 +24,8 @@ from kin_dyn_ros.node.inputs import SensorInputs
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from ros_helpers import MIMIC_URDF  # noqa: E402
+
+BODY, MIXED = Representations.BODY_FIXED_REPRESENTATION, Representations.MIXED_REPRESENTATION
 
 
 def inputs_of(kd):
@@ -199,8 +202,10 @@ def test_odometry_and_wrenches_read_compiled_leave_what_the_plain_path_leaves(
     """Odometry and wrench bytes read by one compiled call once their frame ids are learnt
     (:class:`.compiled_inputs.CompiledStamped`) give the plain reader's inputs: frames,
     stamps, twist and wrench exactly, the pose matrix to 1e-15 (the quaternion's norm is
-    summed in another order), and the same errors (bad frames, non-unit quaternions, NaN,
-    bytes cut short)."""
+    summed in another order) and the twist in the world's axes (the core's MIXED
+    conversion of the plain reader's, which leaves it to the tick; the pose's 1e-15 times
+    the twist), and the same errors (bad frames, non-unit quaternions, NaN, bytes cut
+    short)."""
     kd = KinDynComputations(icub_urdf)
     if compiled_kernels() is None:
         pytest.skip(f'no compiled kernels in this process: {jit_status().describe()}')
@@ -212,7 +217,7 @@ def test_odometry_and_wrenches_read_compiled_leave_what_the_plain_path_leaves(
     odometry = CompiledStamped.odometry
     monkeypatch.setattr(CompiledStamped, 'odometry', lambda self, data: read_compiled.append(
         odometry(self, data)) or read_compiled[-1])
-    rng = np.random.default_rng(12)
+    rng, mixed_read = np.random.default_rng(12), 0
     for odom, wrench in stamped_messages(rng, links, 400):
         got, want = stamped_taken(fast, odom, wrench), stamped_taken(plain, odom, wrench)
         for (error, entry), (want_error, want_entry) in zip(got, want):
@@ -222,12 +227,22 @@ def test_odometry_and_wrenches_read_compiled_leave_what_the_plain_path_leaves(
                 continue
             assert entry[:2] == want_entry[:2]
             value, want_value = entry[2], want_entry[2]
-            if value.shape == (2,):              # odometry: (pose, twist)
+            if value.shape == (3,):              # odometry: (pose, twist, mixed)
                 np.testing.assert_allclose(value[0], want_value[0], rtol=0, atol=1e-15)
                 np.testing.assert_array_equal(value[1], want_value[1])
+                # the twist in the world's axes (read compiled): the core's MIXED of the
+                # plain reader's, which leaves it to the tick
+                assert want_value[2] is None
+                if value[2] is not None:
+                    mixed = change_base_representation(want_value[1], want_value[0], BODY,
+                                                       MIXED)
+                    np.testing.assert_allclose(value[2], mixed, rtol=0, atol=1e-15 * (
+                        1.0 + 3.0 * np.abs(value[1]).max()))
+                    mixed_read += 1
             else:
                 np.testing.assert_array_equal(value.astype(float), want_value.astype(float))
     assert sum(r is not None for r in read_compiled) > 200       # most: the compiled way
+    assert mixed_read > 100
 
 
 def test_strings_layout_learns_only_plain_little_endian_bytes_it_can_read():

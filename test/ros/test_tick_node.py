@@ -3,7 +3,8 @@
 the same inputs, message for message: the same per-tick bytes, state, notes and result, on
 a stream whose odometry and wrenches change, go stale, lose their efforts, and on a model
 with massless joints (whose names the tick's note carries). Exact equality: both run the
-same kernel on the same arrays."""
+same kernel on the same arrays. And the base state of odometry read compiled is the core's,
+in each representation."""
 
 import pathlib
 import sys
@@ -14,9 +15,12 @@ from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.logging import get_logger
 from rclpy.serialization import serialize_message
+from scipy.spatial.transform import Rotation
 from sensor_msgs.msg import JointState
 
-from kin_dyn_ros.dynamics import KinDynComputations
+from kin_dyn_ros.dynamics import KinDynComputations, Representations
+from kin_dyn_ros.dynamics.base_state import change_base_representation
+from kin_dyn_ros.dynamics.spatial import homogeneous
 from kin_dyn_ros.dynamics.compiled import jit_path, jit_status
 from kin_dyn_ros.node.conversions import JointStateMerger
 from kin_dyn_ros.node.inputs import SensorInputs
@@ -36,6 +40,7 @@ pytestmark = pytest.mark.skipif(
 
 SOLE = (0.1, 0.05, 0.0, -0.05, 0.05, 0.0, -0.05, -0.04, 0.0, 0.1, -0.04, 0.0)
 OUTPUTS = ["tf", "com", "momentum", "gravity"]
+BODY = Representations.BODY_FIXED_REPRESENTATION
 
 
 class Stream:
@@ -80,6 +85,11 @@ class Stream:
         tw.linear.x, tw.linear.y, tw.linear.z = rng.normal(size=3).tolist()
         tw.angular.x, tw.angular.y, tw.angular.z = rng.normal(size=3).tolist()
         self.inputs.take_odometry(serialize_message(msg))
+        # (what was sent: its pose by SciPy, its BODY twist)
+        self.sent_odometry = (homogeneous(Rotation.from_quat(q).as_matrix(),
+                                          [p.position.x, p.position.y, p.position.z]),
+                              np.array([tw.linear.x, tw.linear.y, tw.linear.z,
+                                        tw.angular.x, tw.angular.y, tw.angular.z]))
 
     def wrench(self, rng, contact, t_ns):
         msg = WrenchStamped()
@@ -201,3 +211,29 @@ def test_same_inputs_means_the_same_contacts_frames_and_value_objects():
     assert not same_inputs(a, {'r_sole': ('r_foot', v), 'l_sole': ('l_sole', w)})
     assert not same_inputs(a, {'l_sole': ('l_sole', w)})
     assert not same_inputs(a, {'l_sole': ('l_sole', w), 'x': ('r_foot', v)})
+
+
+@pytest.mark.parametrize("representation", ["MIXED", "BODY_FIXED", "INERTIAL_FIXED"])
+def test_the_base_state_of_odometry_read_compiled_is_the_cores(icub_urdf, representation):
+    """Odometry of the root link, read compiled from the second message on (its twist also
+    rotated to the world's axes by the reader, which MIXED takes as it is): the tick's base
+    pose is the message's, its velocity the core's change_base_representation of the
+    message's BODY twist, in each representation."""
+    stream = Stream(icub_urdf, ())
+    stream.kd.set_frame_velocity_representation(representation)
+    stream.ticker = TickComputer(stream.kd, stream.ticker._aux, stream.settings,
+                                 stream.ticker.geometry, stream.ticker._log)
+    rep = stream.kd.rep
+    rng, t, compiled = np.random.default_rng(8), 10**9, 0
+    for k in range(8):
+        t += 5_000_000
+        stream.odometry(rng, t)
+        odometry = stream.inputs.odometry
+        compiled += odometry.value.mixed is not None
+        stream.take(rng, t)
+        tick, _ = stream.both(forward_dynamics=False)
+        pose, twist = stream.sent_odometry
+        np.testing.assert_allclose(tick.state.w_H_b, pose, rtol=0, atol=1e-15)
+        want = change_base_representation(twist, pose, BODY, rep)
+        np.testing.assert_allclose(tick.state.base_vel, want, rtol=0, atol=1e-14)
+    assert compiled == 7        # (the first message is read the plain way, and learnt)
