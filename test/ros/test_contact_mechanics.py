@@ -121,3 +121,29 @@ def test_the_numpy_core_takes_the_plain_way(mechanics, icub_urdf):
     plain = cm._plain_support(tick.result)
     np.testing.assert_allclose(plain.values, compiled.values, rtol=0, atol=TOL)
     np.testing.assert_allclose(plain.points, compiled.points, rtol=0, atol=TOL)
+
+
+def test_a_contact_that_is_not_a_flat_sole_takes_the_plain_way(mechanics, ros_context):
+    """A sole whose points are not on one plane: the kernel gives no points (its balance
+    needs the ground plane's SVD), and the due tick's support is the plain one: the
+    hull of the active contacts' points (ground_support) with the CoM's margin to it."""
+    kd, _ = mechanics
+    bumpy = list(SOLE)
+    bumpy[2] = 0.01                                       # one point 1 cm above the others
+    node = rclpy.create_node('contact_mechanics_bumpy', context=ros_context)
+    settings = make_settings(contacts=list(FEET), world_frame='odom',
+                             contact_force_threshold=THRESHOLD, equilibrium_rate=100.0,
+                             contact_geometry=[(c, bumpy, [0.0, 0.0, 1.0], 0.6) for c in FEET])
+    cm = ContactMechanics(node)
+    try:
+        cm.configure(kd, list(FEET), settings)
+        tick = tick_of(kd, cm.contacts, CASES[0][1], 0)
+        assert tick.result.contact_points() is None and cm._from_points(tick.result) is None
+        support = cm._plain_support(tick.result)
+        assert support.names == FEET
+        want = cm.ground_support(tick.result)
+        np.testing.assert_array_equal(support.points, want.points)
+        assert support.values[0] == want.margin
+    finally:
+        cm.close()
+        node.destroy_node()
