@@ -166,7 +166,9 @@ class TickResult:
         :func:`.contacts.hull_support` gives it: its outline closed (its number of points
         first), the CoM's margin and ground projection. None where the kernel does not give
         it: on the NumPy core, without contacts, when an active contact is not a flat sole
-        or a margin is NaN (``balance`` and ``hull_support`` then do)."""
+        or a margin is NaN (``balance`` and ``hull_support`` then do). Computed once per
+        result (the markers and the contact mechanics read the same vector: never write
+        into it)."""
         return None
 
 
@@ -234,6 +236,14 @@ class _PackedTickResult(TickResult):
                                         self._threshold, self._targets)
 
     def contact_points(self):
+        held = self.__dict__.get("_points")     # (the markers' and the contact mechanics')
+        if held is not None:
+            return held[0]
+        got = self._contact_points()
+        self.__dict__["_points"] = (got,)
+        return got
+
+    def _contact_points(self):
         if not self._contacts:
             return None
         got = self._kd._contact_points(self._poses, self._base_position, self.com,

@@ -258,3 +258,26 @@ def test_a_renewed_prepared_tick_has_the_balance_of_its_own_wrenches(icub, icub_
             np.testing.assert_array_equal(got[:end], want.contact_points()[0][:end])
         zmp = numpy_kd.compute_tick(*args).balance.zmp_point
         assert_close(want.balance.zmp_point, zmp, "ZMP", 1e-12)
+
+
+def test_contact_points_are_computed_once_per_result(icub):
+    """The markers and the contact mechanics of one tick read the same vector: the second
+    call gives the first one's objects, without a kernel call."""
+    from kin_dyn_ros.dynamics.contacts import Contact
+    if not icub.compiled:
+        pytest.skip("the NumPy core runs here")
+    sole = np.array([[0.1, 0.04, 0.0], [-0.05, 0.04, 0.0], [-0.05, -0.04, 0.0]])
+    contacts = {"l_sole": Contact("l_sole", sole, [0.0, 0.0, 1.0], 0.6)}
+    n = icub.NDoF
+    tick = icub.compute_tick(np.eye(4), np.zeros(n), np.zeros(6), np.zeros(n), None,
+                             {"l_sole": ("l_sole", np.array([0, 0, 100.0, 0, 0, 0]))},
+                             contacts, 20.0)
+    first = tick.contact_points()
+    calls = []
+    real = icub._contact_points
+    icub._contact_points = lambda *a: calls.append(a) or real(*a)
+    try:
+        again = tick.contact_points()
+    finally:
+        del icub._contact_points
+    assert again[0] is first[0] and again[1] is first[1] and not calls
