@@ -915,8 +915,8 @@ class KinDynComputations:
         ``out`` and ``poses`` C_H_body (N, 4, 4) at ``w_H_b``; forward dynamics asked when
         ``fd``; ``values`` (6 k,) the wrenches of ``frame_wrenches`` as the kernel took them
         with ``targets``, :meth:`_sensor_wrenches`' index arrays; the balance of ``contacts``
-        as :meth:`compute_tick`'s). Sets ``out``'s forward
-        dynamics to NaN where there is none."""
+        as :meth:`compute_tick`'s). Sets ``out``'s forward dynamics to NaN where there is
+        none."""
         at = self._packed                               # TickResult.packed's fields
         fd_error = alg.SINGULAR_BASE if status == self._jit.k.SINGULAR else ""
         fd = fd and not fd_error
