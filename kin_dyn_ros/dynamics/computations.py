@@ -236,14 +236,10 @@ class _PackedTickResult(TickResult):
                                         self._threshold, self._targets)
 
     def contact_points(self):
-        held = self.__dict__.get("_points")     # (the markers' and the contact mechanics')
-        if held is not None:
-            return held[0]
-        got = self._contact_points()
-        self.__dict__["_points"] = (got,)
-        return got
+        return self._points
 
-    def _contact_points(self):
+    @cached_property
+    def _points(self):          # (read by the markers and the contact mechanics alike)
         if not self._contacts:
             return None
         got = self._kd._contact_points(self._poses, self._base_position, self.com,

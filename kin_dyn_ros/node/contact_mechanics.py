@@ -120,7 +120,7 @@ class ContactMechanics:
         self._torques_pub = pub(JointState, "~/equilibrium_torques")
         self._read = ReadCounts((self._polygon_pub, self._margin_pub, self._torques_pub))
         self._contacts, self._settings, self._kd = {}, None, None
-        self._names = self._values = ()   # the contacts' names and Contact objects
+        self._names = self._objects = ()   # the contacts' names and Contact objects
         self._period_ns = 0           # of equilibrium_rate [ns] (0: off)
         self._clear()
         self._worker, self._worker_model = EquilibriumWorker(), None
@@ -144,7 +144,7 @@ class ContactMechanics:
         rate = settings.equilibrium_rate          # its period [ns] (0: off), by stamps
         self._period_ns = int(1e9 / rate) if rate > 0.0 else 0
         self._contacts = {} if kd is None else {c: make_contact(geometry[c]) for c in names}
-        self._names, self._values = tuple(self._contacts), tuple(self._contacts.values())
+        self._names, self._objects = tuple(self._contacts), tuple(self._contacts.values())
         self._clear()
         self._messages = SupportMessages(settings.world_frame)
         self._torques = EffortMessage([] if kd is None else kd.joints_name_list)
@@ -195,7 +195,7 @@ class ContactMechanics:
         points = out[lay[5] + 5:lay[5] + 5 + 3 * m].reshape(m, 3)
         active = [i for i, d in enumerate(out[lay[3]:lay[3] + len(names)].tolist()) if d]
         return DueSupport(tuple(names[i] for i in active),
-                          tuple(self._values[i] for i in active), points, values)
+                          tuple(self._objects[i] for i in active), points, values)
 
     def _plain_support(self, result):
         """The DueSupport of a tick the plain way: its Balance, :meth:`ground_support` and

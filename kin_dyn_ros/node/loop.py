@@ -67,7 +67,10 @@ class TickLoop:
                         "forward_dynamics": publishers.forward_dynamics}
         self._per_tick = tuple((name, self.by_name[name])
                                for name in ("com", "momentum", "gravity"))
-        self._balance = frozenset((publishers.zmp, publishers.capture_point, publishers.cop))
+        self._balance_named = ((publishers.zmp, "zmp"), (publishers.capture_point,
+                                                         "capture_point"),
+                               (publishers.cop, "cop"))
+        self._balance = frozenset(p for p, _ in self._balance_named)
         self._steady = None          # the SteadyTick of the next ticks (None: plain)
         self.steady_ticks = True     # False: every tick the plain way (tests, benches)
         self._log = log
@@ -259,11 +262,8 @@ class TickLoop:
         """[(publisher, message)] of ~/zmp, ~/capture_point and ~/cop of a tick, while a
         contact is active and each while something subscribes (the balance is computed
         only then)."""
-        pub = self.publishers
-        read = pub.is_read.current() if read is None else read
-        wanted = [(p, name) for p, name in ((pub.zmp, "zmp"), (pub.capture_point,
-                                                                "capture_point"),
-                                            (pub.cop, "cop")) if p in read]
+        read = self.publishers.is_read.current() if read is None else read
+        wanted = self.balance_read(read)
         if not wanted:
             return []
         rendered = self._model.balance_messages.render(result, stamp,
@@ -291,6 +291,11 @@ class TickLoop:
     def balance(self):
         """The publishers of ~/zmp, ~/capture_point and ~/cop (a frozenset)."""
         return self._balance
+
+    def balance_read(self, read):
+        """[(publisher, name)] of ~/zmp, ~/capture_point and ~/cop among the publishers
+        ``read``, in that order (their messages' order)."""
+        return [(p, name) for p, name in self._balance_named if p in read]
 
     def _new_stamp(self, stamp_ns):
         """False for a stamp already published; a stamp going backwards resets (logged)."""

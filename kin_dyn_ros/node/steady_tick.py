@@ -167,10 +167,8 @@ class SteadyTick:
             self._senders = {name: byte_publisher(p) for name, p in loop.by_name.items()}
             self._timeout, self._messages = float(settings.wrench_timeout), \
                 loop.model.messages
-            pub = loop.publishers        # (the order of TickLoop.balance_messages)
-            self._balance_sends = tuple((name, *byte_publisher(p)) for p, name in (
-                (pub.zmp, "zmp"), (pub.capture_point, "capture_point"), (pub.cop, "cop"))
-                if p in read)
+            self._balance_sends = tuple((name, *byte_publisher(p))
+                                        for p, name in loop.balance_read(read))
         self._arguments(loop, like)
 
     def _arguments(self, loop, like):
