@@ -9,9 +9,10 @@ subscriptions and calling their callbacks directly costs ~0.1 ms.
 
 How: the sensor subscriptions are created in :attr:`SensorThread.group`, a callback group
 whose entities no executor runs (executors leave them out of their wait sets). The thread
-waits on those subscriptions and a guard condition (to stop it), then takes their pending
-messages in rounds: one message of each subscription per round, in the order the
-subscriptions were created, until a round finds none, and calls the callbacks. One per
+waits on those subscriptions and a guard condition (to stop it), then takes the pending
+messages of those the wait found ready in rounds: one message of each per round, in the
+order the subscriptions were created, until a round finds none, and calls the callbacks
+(where rclpy cannot say which are ready, every subscription is tried). One per
 round, as rclpy's executors do: inputs published together (odometry, wrenches, then the
 JointState that triggers the tick) are taken in that order even while several of each wait
 (taking every pending JointState first would tick them with older odometry). Without a wait
@@ -38,9 +39,9 @@ cannot stop the node's inputs.
 """
 
 import atexit
+import functools
 import threading
 import time
-from contextlib import ExitStack
 
 from rclpy.callback_groups import CallbackGroup
 from rclpy.clock import ClockType
@@ -56,6 +57,8 @@ __all__ = ["SensorThread", "clock_ns"]
 
 WAIT_NS = 100_000_000   # wake-up period [ns] to notice a context shut down without a stop()
 IDLE_MAX_S = 0.005      # [s] longest taking without an on_idle call (deferred work's turn)
+SWEEP_CREDIT = 8        # drains that try every subscription after a sweep found a message
+SWEEP_EVERY = 8         # (and one in this many drains): SensorThread._sweep
 
 
 def clock_ns(clock, node=None):
@@ -121,7 +124,8 @@ class SensorThread:
       is delayed, never starved; one step's delay to the callbacks in each such period).
     """
 
-    # what the thread uses of rclpy's implementation module
+    # what the thread uses of rclpy's implementation module (and, where there,
+    # get_ready_entities: :func:`_ready_pointers`)
     _WAIT_SET_METHODS = ("clear_entities", "add_subscription", "add_guard_condition", "wait")
 
     @classmethod
@@ -208,20 +212,26 @@ class SensorThread:
         self._configure()
         context = self._node.context
         wait_set = _rclpy.WaitSet(len(subscriptions), 1, 0, 0, 0, 0, context.handle)
-        # (subscription, its handle): rclpy's handle property, read once (~10 reads a tick)
-        entries = [(sub, sub.handle) for sub in subscriptions]
+        # (subscription, handle, its pointer, message type, raw, callback): rclpy's
+        # properties read once (a few Python calls per message each)
+        entries = [(sub, sub.handle, sub.handle.pointer, sub.msg_type, sub.raw, sub.callback)
+                   for sub in subscriptions]
+        held = (context.handle, self._wake.handle, *(entry[1] for entry in entries))
+        self._ready_pointers = _ready_pointers(wait_set)
+        self._sweep_credit, self._drains = SWEEP_CREDIT, 0
         more = False      # on_idle has steps left: take what came, then call it again
         self._idle_due = time.monotonic() + IDLE_MAX_S
         while not self._stop.is_set() and context.ok():
+            ready = entries
             try:
                 if not more:
-                    self._wait(wait_set, entries, context)
+                    ready = self._wait(wait_set, held, entries)
                     self._idle_due = time.monotonic() + IDLE_MAX_S     # taking begins
             except Exception as exc:  # a handle destroyed under us, the context shut down
                 if not self._stop.is_set():
                     self._report(None, exc)
                 return
-            self._drain(entries)
+            self._drain(entries, ready)
             more = self._idle()
 
     def _idle(self):
@@ -241,39 +251,62 @@ class SensorThread:
         if self._node.context.ok():
             self._on_error(source, exc)
 
-    def _wait(self, wait_set, entries, context):
-        """Until a subscription has a message, stop() or at most WAIT_NS. The handles are
-        held (not destroyed) while the wait set uses them, as rclpy's executors do."""
-        with ExitStack() as held:
-            held.enter_context(context.handle)
-            held.enter_context(self._wake.handle)
-            for _, handle in entries:
-                held.enter_context(handle)
+    def _wait(self, wait_set, held, entries):
+        """Until a subscription has a message, stop() or at most WAIT_NS; the entries whose
+        subscription the wait found ready (:func:`_ready`). The ``held`` handles (the
+        context's, the guard condition's, the subscriptions') are held (not destroyed)
+        while the wait set uses them, as rclpy's executors do."""
+        entered = 0
+        try:
+            for handle in held:
+                handle.__enter__()
+                entered += 1
             wait_set.clear_entities()
-            for _, handle in entries:
-                wait_set.add_subscription(handle)
-            wait_set.add_guard_condition(self._wake.handle)
+            for entry in entries:
+                wait_set.add_subscription(entry[1])
+            wait_set.add_guard_condition(held[1])
             wait_set.wait(WAIT_NS)
+            return _ready(self._ready_pointers, entries)
+        finally:
+            for handle in held[entered - 1::-1] if entered else ():
+                handle.__exit__(None, None, None)
 
-    def _drain(self, entries):
-        """Rounds of one message per subscription, in creation order, until a round finds
-        none (an empty take costs ~1.5 us, a wait ~10 times more) or, with ``on_idle``, its
-        call is due (``IDLE_MAX_S`` since the last one)."""
-        taken = True
-        while taken and not self._stop.is_set():
-            taken = False
-            for sub, handle in entries:
-                taken |= self._take_one(sub, handle)
-            if taken and self._on_idle is not None and time.monotonic() >= self._idle_due:
+    def _drain(self, entries, ready):
+        """Rounds of one message per subscription, in creation order: over the ``ready``
+        entries, each round over those that gave one in the round before, until a round
+        finds none (an empty take costs ~1.5 us, a wait ~10 times more) or, with
+        ``on_idle``, its call is due (``IDLE_MAX_S`` since the last one); then the same
+        over the others when they were found to get messages during drains (:meth:`_sweep`)."""
+        pending, swept = ready, ready is entries or not self._sweep()
+        while not self._stop.is_set():
+            if not pending:
+                if swept:
+                    return
+                pending, swept = [entry for entry in entries if entry not in ready], True
+                pending = [entry for entry in pending if self._take_one(entry)]
+                self._sweep_credit = SWEEP_CREDIT if pending else self._sweep_credit - 1
+            else:
+                pending = [entry for entry in pending if self._take_one(entry)]
+            if pending and self._on_idle is not None and time.monotonic() >= self._idle_due:
                 return
 
-    def _take_one(self, sub, handle):
-        """Call ``sub``'s callback on its oldest pending message; False if it had none, or
-        when its handle is being destroyed (stop(), the node destroyed, or the context shut
-        down, which destroys its nodes on Kilted): the thread then ends at its next wait."""
+    def _sweep(self):
+        """Whether this drain also tries the subscriptions the wait did not find ready:
+        while sweeps found messages (inputs published together, a group of which the wait
+        saw part, as sensors at the same rate publish them), and every ``SWEEP_EVERY``-th
+        drain; otherwise what came to them since the wait is taken after the next wait."""
+        self._drains += 1
+        return self._sweep_credit > 0 or self._drains % SWEEP_EVERY == 0
+
+    def _take_one(self, entry):
+        """Call the callback of ``entry``'s subscription on its oldest pending message; False
+        if it had none, or when its handle is being destroyed (stop(), the node destroyed,
+        or the context shut down, which destroys its nodes on Kilted): the thread then ends
+        at its next wait."""
+        sub, handle, _, msg_type, raw, callback = entry
         try:
             with handle:
-                taken = handle.take_message(sub.msg_type, sub.raw)
+                taken = handle.take_message(msg_type, raw)
         except Exception as exc:  # InvalidHandle: destruction requested under us
             if not self._stop.is_set() and self._node.context.ok():
                 self._report(sub, exc)
@@ -281,7 +314,24 @@ class SensorThread:
         if taken is None:
             return False
         try:
-            sub.callback(*(taken if self._with_info else taken[:1]))
+            callback(*(taken if self._with_info else taken[:1]))
         except Exception as exc:  # a bug in a callback: reported, the inputs go on
             self._report(sub, exc)
         return True
+
+
+def _ready_pointers(wait_set):
+    """A function giving the pointers of the subscriptions ``wait_set`` found ready (rclpy's
+    ``get_ready_entities``, as its executors read them), or None where this rclpy lacks
+    it."""
+    get_ready = getattr(wait_set, "get_ready_entities", None)
+    return None if get_ready is None else functools.partial(get_ready, "subscription")
+
+
+def _ready(ready_pointers, entries):
+    """The ``entries`` whose subscription is ready (:func:`_ready_pointers`), in their
+    order; all of them without ``ready_pointers`` (each is then tried: an empty take)."""
+    if ready_pointers is None:
+        return entries
+    pointers = ready_pointers()
+    return [entry for entry in entries if entry[2] in pointers]

@@ -62,7 +62,7 @@ def wired(pair, on_error, topic, callback, msg_type=Int32, depth=10, **options):
     return thread, pub
 
 
-def test_callbacks_run_on_the_thread_in_order_never_on_the_executor(pair):
+def test_callbacks_run_on_the_thread_in_order_never_on_the_executor(pair, ready_kind):
     executor = pair[2]
     errors, got = [], []
     thread, pub = wired(pair, lambda sub, exc: errors.append(exc), 'numbers',
@@ -80,7 +80,29 @@ def test_callbacks_run_on_the_thread_in_order_never_on_the_executor(pair):
     assert not thread.running
 
 
-def test_pending_messages_are_taken_one_per_subscription_per_round(pair):
+class _WaitSetWithoutReady:
+    """rclpy's wait set without ``get_ready_entities`` (a rclpy that cannot say which
+    subscriptions are ready): the thread then tries every subscription."""
+
+    _WaitSet = sensor_thread._rclpy.WaitSet
+
+    def __init__(self, *args):
+        self._real = self._WaitSet(*args)
+        for name in SensorThread._WAIT_SET_METHODS:
+            setattr(self, name, getattr(self._real, name))
+
+
+@pytest.fixture(params=['ready entities', 'every subscription tried'])
+def ready_kind(request, monkeypatch):
+    """The thread reading which subscriptions are ready (rclpy's get_ready_entities), or
+    trying each (its fallback); both must take the same messages in the same order."""
+    if request.param == 'every subscription tried':
+        monkeypatch.setattr(sensor_thread, '_rclpy', SimpleNamespace(
+            WaitSet=_WaitSetWithoutReady, Subscription=sensor_thread._rclpy.Subscription))
+    return request.param
+
+
+def test_pending_messages_are_taken_one_per_subscription_per_round(pair, ready_kind):
     """Messages already waiting when the thread starts: one of each subscription per round,
     in the order the subscriptions were created (not the order of publication), so that a
     JointState is never taken before the odometry published with it."""
@@ -102,6 +124,77 @@ def test_pending_messages_are_taken_one_per_subscription_per_round(pair):
     assert spin_until(executor, lambda: len(order) == 6)
     assert order == [(t, k) for k in range(3) for t in ('first', 'second')]
     thread.stop()
+
+
+def test_the_wait_names_the_ready_subscriptions_only(pair):
+    """After a wait, the entries of the subscriptions with a message and only those, in
+    creation order (rclpy's ready pointers matched to the handles' pointers); every entry
+    where rclpy cannot say."""
+    pub_node, sub_node, executor = pair
+    thread = SensorThread(sub_node, lambda sub, exc: None)
+    topics = ('idle_a', 'busy_b', 'idle_c', 'busy_d')
+    subs = [sub_node.create_subscription(Int32, t, lambda m: None, 10,
+                                         callback_group=thread.group) for t in topics]
+    pubs = {t: pub_node.create_publisher(Int32, t, 10) for t in topics}
+    matched(executor, *pubs.values())
+    for topic in ('busy_d', 'busy_b'):
+        pubs[topic].publish(Int32(data=1))
+    spin_until(executor, lambda: False, timeout_s=1.0)     # delivered, not yet taken
+    context = sub_node.context
+    wait_set = sensor_thread._rclpy.WaitSet(len(subs), 1, 0, 0, 0, 0, context.handle)
+    entries = [(s, s.handle, s.handle.pointer, s.msg_type, s.raw, s.callback) for s in subs]
+    thread._ready_pointers = sensor_thread._ready_pointers(wait_set)
+    held = (context.handle, thread._wake.handle, *(e[1] for e in entries))
+    ready = thread._wait(wait_set, held, entries)
+    assert [e[0].topic_name for e in ready] == ['/busy_b', '/busy_d']
+    thread._ready_pointers = sensor_thread._ready_pointers(_WaitSetWithoutReady(
+        len(subs), 1, 0, 0, 0, 0, context.handle))
+    assert thread._ready_pointers is None
+    assert thread._wait(wait_set, held, entries) is entries
+    thread._wake.destroy()
+
+
+@pytest.mark.parametrize('sweeping', [True, False])
+def test_a_message_coming_during_the_drain_is_taken(pair, monkeypatch, sweeping):
+    """A message that comes to a subscription the wait did not find ready, while the
+    callbacks of the ready ones run: taken in the same drain (before on_idle) while sweeps
+    find such messages, else after the next wait; every message either way, in order.
+    (IDLE_MAX_S made long: the callback's sleep, which lets the message come, must not
+    make on_idle due.)"""
+    monkeypatch.setattr(sensor_thread, 'IDLE_MAX_S', 10.0)
+    if not sweeping:
+        monkeypatch.setattr(sensor_thread, 'SWEEP_CREDIT', 0)
+        monkeypatch.setattr(sensor_thread, 'SWEEP_EVERY', 10**9)
+    pub_node, sub_node, executor = pair
+    events = []
+    thread = SensorThread(sub_node, lambda sub, exc: events.append(exc),
+                          on_idle=lambda: events.append('idle'))
+    echo = pub_node.create_publisher(Int32, 'first_late', 10)
+
+    def second(msg):       # the first topic's message comes while this callback runs
+        events.append(('second', msg.data))
+        echo.publish(msg)
+        time.sleep(0.05)
+    sub_node.create_subscription(Int32, 'first_late', lambda m: events.append(('first', m.data)),
+                                 10, callback_group=thread.group)
+    sub_node.create_subscription(Int32, 'second_late', second, 10, callback_group=thread.group)
+    pub = pub_node.create_publisher(Int32, 'second_late', 10)
+    matched(executor, pub, echo)
+    thread.start()
+    try:
+        assert spin_until(executor, lambda: events == ['idle'] or events[-1:] == ['idle'])
+        for k in range(3):
+            pub.publish(Int32(data=k))
+            assert spin_until(executor, lambda: ('first', k) in events)
+        taken = [e for e in events if e != 'idle']
+        assert taken == [(t, k) for k in range(3) for t in ('second', 'first')]
+        between = [events.index(('second', k)) + 1 for k in range(3)]
+        if sweeping:       # (the first drain sweeps: a fresh thread has its credit)
+            assert [events[i] for i in between] == [('first', k) for k in range(3)]
+        else:
+            assert [events[i] for i in between] == ['idle'] * 3
+    finally:
+        thread.stop()
 
 
 def test_on_idle_runs_only_when_no_message_is_pending(pair):
