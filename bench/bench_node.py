@@ -99,7 +99,8 @@ after each group compute_tick is timed in this process on the same model and sta
 CPU time, one call per ms as the node ticks, and back to back), with Pinocchio's crba of
 iCub as the machine's speed gauge. bench/floor_bench.py prints every run (received share,
 worst output's p50/p99, CPU per JointState, load), then pooled per rate: our CPU, the
-floor's, compute_tick's, and (ours - floor) / compute_tick against 1.2.
+floor's, compute_tick's, ours / floor against 1.4 (issue 33) and (ours - floor) /
+compute_tick against 1.2 (issue 22).
 ``--model`` also takes g1, talos or talos_reduced (example-robot-data; bench/models.py).
 
 The node runs with ``publish_frequency`` 1000 Hz: /tf on every tick, as the floor node
