@@ -91,7 +91,8 @@ per MODE (bench/floor_node.py, in a namespace of its own: its topics are the nod
 /kin_dyn_floor_MODE) that takes the same inputs (odometry, wrenches, JointStates) and
 publishes the same five per-tick messages (/tf, ~/com, ~/centroidal_momentum,
 ~/gravity_torques, ~/forward_dynamics) as bytes prepared at start-up with only the stamps
-patched in: no dynamics. MODE ``thread`` (the default) takes them as the node does (its
+patched in, and the node's ~/markers array at 30 Hz (this bench reads the node's): no
+dynamics. MODE ``thread`` (the default) takes them as the node does (its
 sensor thread), ``spin`` with rclpy.spin, ``events`` with rclpy's EventsExecutor. Each rate
 is measured on the node and on every floor in turn (the order rotating between repetitions:
 node, floor; floor, node; ...), each floor's CPU per JointState measured as the node's, and
@@ -635,7 +636,9 @@ class Receiver:
                                    realtime=(priority, ()))
         # per target ('': the node; a namespace: a --floor node's per-tick outputs)
         self.all_records = {'': {key: [] for key in OUTPUTS}}
-        self.all_records.update({ns: {key: [] for key in per_tick_outputs()} for ns in floors})
+        # (and its ~/markers, which the floor publishes while read, as the node does)
+        self.all_records.update({ns: {key: [] for key in [*per_tick_outputs(), 'markers']}
+                                 for ns in floors})
         self.target = ''
         # (stamp ns, ticks, mean [ms], max [ms], CPU max [ms]) from the node's diagnostics
         self.ticks = []

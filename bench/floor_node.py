@@ -8,7 +8,9 @@ must do: take the message (as bytes), read its stamp, and publish /tf, ~/com,
 ~/centroidal_momentum, ~/gravity_torques and ~/forward_dynamics as serialised bytes whose
 contents were computed once at start-up (one ``compute_tick`` of the model; the same
 layouts as the node's: the same frame ids, joint names, active contacts), with only the
-stamps patched in. Odometry and wrenches are taken (bytes) and dropped. Subscriptions and
+stamps patched in; ~/markers too (the node's array, at most 30 Hz as the node's default
+markers_rate) and, with ``--balance``, ~/zmp, ~/capture_point and ~/cop, each while read.
+Odometry and wrenches are taken (bytes) and dropped. Subscriptions and
 publishers have the node's QoS, no QoS event handlers, and are created in the node's order
 (odometry, wrenches, joint_states).
 
@@ -42,6 +44,7 @@ import signal
 import struct
 import sys
 import threading
+import time
 
 for _v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_v, "1")     # before NumPy is imported (as the node does)
@@ -55,6 +58,7 @@ if str(REPO) not in sys.path:
 NODE = 'kin_dyn_node'
 MODES = ('thread', 'spin', 'events', 'core', 'kernel', 'calls')
 CONTACTS = ('l_sole', 'r_sole')      # the bench's wrench topics (iCub's contacts)
+MARKERS_PERIOD_NS = round(1e9 / 30.0)   # the node's default markers_rate, 30 Hz
 ODOM_Z, ODOM_VX, WRENCH_FZ = 0.6, 0.1, 150.0    # the bench publisher's odometry and wrenches
 
 
@@ -229,6 +233,34 @@ def balance_messages(kd, world='odom'):
     return out
 
 
+def marker_messages(kd, world='odom'):
+    """[(key, msg type, topic, StampedBytes)] of the node's ~/markers array (CoM, momentum,
+    contact forces, the support polygon and the balance points) with the contents of one
+    compute_tick of :func:`tick_inputs`, rendered by the node's own
+    :class:`kin_dyn_ros.node.marker_array.MarkerArrays` (default settings, CONTACTS): the
+    node's layout."""
+    from types import SimpleNamespace
+    from builtin_interfaces.msg import Time
+    from rclpy.serialization import deserialize_message
+    from visualization_msgs.msg import MarkerArray
+    from kin_dyn_ros.node.inputs import TickInputs
+    from kin_dyn_ros.node.marker_array import MarkerArrays
+    from kin_dyn_ros.node.outputs import TickMessages
+    from kin_dyn_ros.node.settings import contact_geometry, make_contact, make_settings
+    w_H_b, s, nu, s_dot, tau, wrenches = tick_inputs(kd)
+    contacts = {c: make_contact(contact_geometry(c)) for c in wrenches}
+    settings = make_settings(contacts=CONTACTS, world_frame=world)
+    result = kd.compute_tick(w_H_b, s, nu, s_dot, tau, wrenches, contacts)
+    arrays = MarkerArrays(TickMessages(kd, settings), settings, tuple(contacts),
+                          lambda result: None)
+    msg = arrays.render(SimpleNamespace(result=result, stamp=Time(),
+                                        inputs=TickInputs(0, wrenches=wrenches)))
+    if isinstance(msg, bytes):
+        msg = deserialize_message(msg, MarkerArray)
+    return [('markers', MarkerArray, '~/markers',
+             StampedBytes(msg, [m.header.stamp for m in msg.markers]))]
+
+
 def node_pieces(kd, node):
     """(sensors, merger, messages, inputs): the node's classes for ``kd`` as the ``core``
     and ``calls`` modes use them: its :class:`kin_dyn_ros.node.inputs.SensorInputs` and
@@ -341,7 +373,10 @@ def run(namespace, mode, model=None, balance=False, priority=0):
                for key, t, topic, template in messages]
     extra = [(node.create_publisher(t, topic, 10, event_callbacks=no_events), template)
              for _, t, topic, template in (balance_messages(kd) if balance else ())]
-    read = ReadCounts([pub for pub, _ in extra])   # (the node's counts)
+    (_, t, topic, markers), = marker_messages(kd)
+    markers = node.create_publisher(t, topic, 10, event_callbacks=no_events), markers
+    read = ReadCounts([pub for pub, _ in extra + [markers]])   # (the node's counts)
+    markers_due = [0]        # monotonic ns: at most MARKERS_RATE, by the JointStates' arrival
     unpack = struct.Struct('<iI').unpack_from
     thread = SensorThread(node, lambda sub, exc: print(f'floor: {sub}: {exc!r}',
                                                        file=sys.stderr),
@@ -366,6 +401,11 @@ def run(namespace, mode, model=None, balance=False, priority=0):
         for pub, template in extra:
             if read(pub):
                 pub.publish(template.render(sec, nsec))
+        pub, template = markers
+        now = time.monotonic_ns()
+        if now >= markers_due[0] and read(pub):
+            markers_due[0] = now + MARKERS_PERIOD_NS
+            pub.publish(template.render(sec, nsec))
 
     def drop(data):
         pass
