@@ -243,6 +243,7 @@ def marker_messages(kd, world='odom'):
     from builtin_interfaces.msg import Time
     from rclpy.serialization import deserialize_message
     from visualization_msgs.msg import MarkerArray
+    from kin_dyn_ros.dynamics.contacts import ground_axes, hull_support
     from kin_dyn_ros.node.inputs import TickInputs
     from kin_dyn_ros.node.marker_array import MarkerArrays
     from kin_dyn_ros.node.outputs import TickMessages
@@ -251,8 +252,16 @@ def marker_messages(kd, world='odom'):
     contacts = {c: make_contact(contact_geometry(c)) for c in wrenches}
     settings = make_settings(contacts=CONTACTS, world_frame=world)
     result = kd.compute_tick(w_H_b, s, nu, s_dot, tau, wrenches, contacts)
+    up = -kd.gravity / np.linalg.norm(kd.gravity)
+
+    def ground_support(result):        # (as the node's contact mechanics make it)
+        balance = result.balance
+        names = tuple(balance.names[i] for i in balance.active)
+        links = [result.world_H_frame(kd.model.frame_index[contacts[n].link]) for n in names]
+        return hull_support(tuple(contacts[n] for n in names), links, result.com,
+                            ground_axes(kd.gravity), up, names)
     arrays = MarkerArrays(TickMessages(kd, settings), settings, tuple(contacts),
-                          lambda result: None)
+                          ground_support)
     msg = arrays.render(SimpleNamespace(result=result, stamp=Time(),
                                         inputs=TickInputs(0, wrenches=wrenches)))
     if isinstance(msg, bytes):
