@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
+from typing import NamedTuple
 
 import numpy as np
 
@@ -53,6 +54,18 @@ _EYE4 = np.eye(4)       # the base as the world, to the kernels (writable: their
 # frame_wrenches of none: one object, so that KinDynComputations._held_balance keeps its
 # arguments from call to call (a new {} each time made them again); never written
 _NO_FRAME_WRENCHES = MappingProxyType({})
+
+
+class _HeldBalance(NamedTuple):
+    """What :meth:`KinDynComputations._held_balance` keeps: the objects its arguments were
+    made of (compared by identity), the contacts' arrays and the arguments."""
+
+    values: object
+    contacts: object
+    frame_wrenches: object
+    targets: object
+    inputs: tuple          # _balance_inputs'
+    arguments: tuple       # _balance_arguments'
 
 
 def packed_offsets(n):
@@ -385,7 +398,7 @@ class KinDynComputations:
         self._targets = {}          # compute_tick's wrench index arrays (_sensor_wrenches)
         self._packed = packed_offsets(self.model.n)      # compute_tick's out vector
         self._balance_specs = {}    # _balance_inputs'
-        self._balance_held = None   # _balance_vector's arguments of the last wrenches
+        self._balance_held = None   # a _HeldBalance: the arguments of the last wrenches
         self._ground = None         # _contact_points' ground axes and up (False: none)
         kernels = jit_path() if compiled is not False else None   # None: the NumPy code
         if compiled and kernels is None:
@@ -1033,15 +1046,16 @@ class KinDynComputations:
         PreparedTick renewed) keep the contacts' arrays: only the wrenches are taken."""
         held = self._balance_held
         inputs = None
-        if held is not None and held[1] is contacts:
-            if held[0] is values and held[2] is frame_wrenches:
-                return held[5]
-            if targets is not None and held[3] is targets:
-                inputs = held[4]
+        if held is not None and held.contacts is contacts:
+            if held.values is values and held.frame_wrenches is frame_wrenches:
+                return held.arguments
+            if targets is not None and held.targets is targets:
+                inputs = held.inputs
         if inputs is None:
             inputs = self._balance_inputs(contacts, frame_wrenches)
         arguments = self._balance_arguments(inputs, values)
-        self._balance_held = (values, contacts, frame_wrenches, targets, inputs, arguments)
+        self._balance_held = _HeldBalance(values, contacts, frame_wrenches, targets, inputs,
+                                          arguments)
         return arguments
 
     @staticmethod
