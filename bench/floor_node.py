@@ -385,7 +385,7 @@ def run(namespace, mode, model=None, balance=False, priority=0):
     (_, t, topic, markers), = marker_messages(kd)
     markers = node.create_publisher(t, topic, 10, event_callbacks=no_events), markers
     read = ReadCounts([pub for pub, _ in extra + [markers]])   # (the node's counts)
-    markers_due = [0]        # monotonic ns: at most MARKERS_RATE, by the JointStates' arrival
+    markers_due = [0]     # monotonic ns: one per MARKERS_PERIOD_NS, by the JointStates' arrival
     unpack = struct.Struct('<iI').unpack_from
     thread = SensorThread(node, lambda sub, exc: print(f'floor: {sub}: {exc!r}',
                                                        file=sys.stderr),

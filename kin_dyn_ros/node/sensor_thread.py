@@ -174,7 +174,8 @@ class SensorThread:
 
     def start(self):
         """Start taking messages of the node's subscriptions in :attr:`group` (created by
-        now); a thread named ``<node>_sensors``."""
+        now; their handles, message types and callbacks are read once, as it starts); a
+        thread named ``<node>_sensors``."""
         subscriptions = [s for s in self._node.subscriptions if s.callback_group is self.group]
         self._thread = threading.Thread(target=self._run, args=(subscriptions,), daemon=True,
                                         name=f"{self._node.get_name()}_sensors")
