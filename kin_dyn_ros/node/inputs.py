@@ -14,6 +14,7 @@ contact with the JointState's stamp, else the newest one not newer, else the old
 consumer can reject mismatched ticks.
 """
 
+import functools
 from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -309,7 +310,7 @@ def subscribe_sensors(node, settings, lock, on_joint_state, on_odometry, on_wren
     if settings.use_odometry:
         sensor(Odometry, settings.odometry_topic, on_odometry)
     for contact, topic in settings.contact_topics:
-        sensor(WrenchStamped, topic, lambda data, c=contact: on_wrench(c, data))
+        sensor(WrenchStamped, topic, functools.partial(on_wrench, contact))
     sensor(JointState, "joint_states", on_joint_state)
     if thread is not None:
         thread.start()

@@ -114,7 +114,9 @@ class TickLoop:
 
     # -- the inputs and when a tick runs (under the lock) ----------------------------------
     def take_joint_state(self, data):
-        """A JointState (message or CDR bytes) taken, then :meth:`joint_state_taken`."""
+        """A JointState (message or CDR bytes) taken; then the tick now, or (with
+        merge_queued_joint_states on the sensor thread) once the inputs pending are taken
+        (:meth:`sensors_idle`); none with a timer (``rate`` > 0)."""
         try:
             self.inputs.take_joint_state(data)
         except ValueError as exc:
@@ -123,7 +125,14 @@ class TickLoop:
             else:
                 self._log.warning("joint_states", f"JointState dropped: {exc}")
             return
-        self.joint_state_taken()
+        if self._settings.rate != 0:
+            return
+        if self._settings.merge_queued_joint_states and self._on_sensor_thread():
+            if self._tick_waiting:        # the one taken before has no tick of its own
+                self.stats.merged(time.perf_counter())
+            self._tick_waiting = True     # once the inputs pending are taken
+        else:
+            self.tick()
 
     def take_odometry(self, data):
         """An Odometry (message or CDR bytes) taken (the tick of its stamp uses it)."""
@@ -138,18 +147,6 @@ class TickLoop:
             self.inputs.take_wrench(contact, data)
         except ValueError as exc:
             self._log.warning(f"wrench {contact}", f"WrenchStamped of '{contact}' dropped: {exc}")
-
-    def joint_state_taken(self):
-        """A JointState was taken: tick now, or (merge_queued_joint_states on the sensor
-        thread) once the inputs pending are taken."""
-        if self._settings.rate != 0:
-            return
-        if self._settings.merge_queued_joint_states and self._on_sensor_thread():
-            if self._tick_waiting:        # the one taken before has no tick of its own
-                self.stats.merged(time.perf_counter())
-            self._tick_waiting = True     # once the inputs pending are taken
-        else:
-            self.tick()
 
     def sensors_idle(self):
         """The sensor thread has taken every pending input (or has been taking for

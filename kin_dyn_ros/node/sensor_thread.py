@@ -58,7 +58,7 @@ __all__ = ["SensorThread", "clock_ns"]
 WAIT_NS = 100_000_000   # wake-up period [ns] to notice a context shut down without a stop()
 IDLE_MAX_S = 0.005      # [s] longest taking without an on_idle call (deferred work's turn)
 SWEEP_CREDIT = 8        # drains that try every subscription after a sweep found a message
-SWEEP_EVERY = 8         # (and one in this many drains): SensorThread._sweep
+SWEEP_EVERY = 8         # (and one in this many drains): SensorThread._drain
 
 
 def clock_ns(clock, node=None):
@@ -153,7 +153,7 @@ class SensorThread:
         self._node, self._on_error, self._with_info = node, on_error, with_info
         self._realtime = realtime
         self._on_idle = on_idle
-        self._stop = threading.Event()
+        self._stopping = False   # (a plain flag: Event.is_set is a Python call, ~5 a tick)
         self._wake = GuardCondition(None, None, context=node.context)
         self._thread = None
         self._ident = None        # the thread's threading ident while it runs
@@ -187,9 +187,9 @@ class SensorThread:
     def stop(self, timeout_s=5.0):
         """Stop the thread (after the callback it is running) and wait for it (idempotent)."""
         atexit.unregister(self.stop)
-        if self._stop.is_set():
+        if self._stopping:
             return
-        self._stop.set()
+        self._stopping = True
         if self._thread is not None:
             self._wake.trigger()
             self._thread.join(timeout_s)
@@ -222,14 +222,14 @@ class SensorThread:
         self._sweep_credit, self._drains = SWEEP_CREDIT, 0
         more = False      # on_idle has steps left: take what came, then call it again
         self._idle_due = time.monotonic() + IDLE_MAX_S
-        while not self._stop.is_set() and context.ok():
+        while not self._stopping and context.ok():
             ready = entries
             try:
                 if not more:
                     ready = self._wait(wait_set, held, entries)
                     self._idle_due = time.monotonic() + IDLE_MAX_S     # taking begins
             except Exception as exc:  # a handle destroyed under us, the context shut down
-                if not self._stop.is_set():
+                if not self._stopping:
                     self._report(None, exc)
                 return
             self._drain(entries, ready)
@@ -237,7 +237,7 @@ class SensorThread:
 
     def _idle(self):
         """Call ``on_idle`` (unless stopping); True when it has steps left."""
-        if self._on_idle is None or self._stop.is_set():
+        if self._on_idle is None or self._stopping:
             return False
         self._idle_due = time.monotonic() + IDLE_MAX_S
         try:
@@ -254,7 +254,8 @@ class SensorThread:
 
     def _wait(self, wait_set, held, entries):
         """Until a subscription has a message, stop() or at most WAIT_NS; the entries whose
-        subscription the wait found ready (:func:`_ready`). The ``held`` handles (the
+        subscription the wait found ready (:func:`_ready_pointers`), in their order; all of
+        them where rclpy cannot say. The ``held`` handles (the
         context's, the guard condition's, the subscriptions') are held (not destroyed)
         while the wait set uses them, as rclpy's executors do."""
         entered = 0
@@ -267,7 +268,14 @@ class SensorThread:
                 wait_set.add_subscription(entry[1])
             wait_set.add_guard_condition(held[1])
             wait_set.wait(WAIT_NS)
-            return _ready(self._ready_pointers, entries)
+            ready_pointers = self._ready_pointers
+            if ready_pointers is None:          # (each is then tried: an empty take)
+                return entries
+            pointers, ready = ready_pointers(), []
+            for entry in entries:               # (loops, not comprehensions: no frame)
+                if entry[2] in pointers:
+                    ready.append(entry)
+            return ready
         finally:
             for handle in held[entered - 1::-1] if entered else ():
                 handle.__exit__(None, None, None)
@@ -277,27 +285,33 @@ class SensorThread:
         entries, each round over those that gave one in the round before, until a round
         finds none (an empty take costs ~1.5 us, a wait ~10 times more) or, with
         ``on_idle``, its call is due (``IDLE_MAX_S`` since the last one); then the same
-        over the others when they were found to get messages during drains (:meth:`_sweep`)."""
-        pending, swept = ready, ready is entries or not self._sweep()
-        while not self._stop.is_set():
-            if not pending:
+        over the others (the sweep), while sweeps find messages there (``SWEEP_CREDIT``
+        drains after one did: inputs published together, of which the wait saw part, as
+        sensors at the same rate publish them) and in every ``SWEEP_EVERY``-th drain;
+        otherwise what came to them since the wait is taken after the next wait."""
+        swept = ready is entries
+        if not swept:
+            self._drains += 1
+            swept = self._sweep_credit <= 0 and self._drains % SWEEP_EVERY != 0
+        pending = ready
+        while not self._stopping:
+            sweeping = not pending
+            if sweeping:
                 if swept:
                     return
-                pending, swept = [entry for entry in entries if entry not in ready], True
-                pending = [entry for entry in pending if self._take_one(entry)]
-                self._sweep_credit = SWEEP_CREDIT if pending else self._sweep_credit - 1
-            else:
-                pending = [entry for entry in pending if self._take_one(entry)]
+                pending, swept = [], True
+                for entry in entries:           # (loops, not comprehensions: no frame)
+                    if entry not in ready:
+                        pending.append(entry)
+            taken = []
+            for entry in pending:
+                if self._take_one(entry):
+                    taken.append(entry)
+            pending = taken
+            if sweeping:
+                self._sweep_credit = SWEEP_CREDIT if taken else self._sweep_credit - 1
             if pending and self._on_idle is not None and time.monotonic() >= self._idle_due:
                 return
-
-    def _sweep(self):
-        """Whether this drain also tries the subscriptions the wait did not find ready:
-        while sweeps found messages (inputs published together, a group of which the wait
-        saw part, as sensors at the same rate publish them), and every ``SWEEP_EVERY``-th
-        drain; otherwise what came to them since the wait is taken after the next wait."""
-        self._drains += 1
-        return self._sweep_credit > 0 or self._drains % SWEEP_EVERY == 0
 
     def _take_one(self, entry):
         """Call the callback of ``entry``'s subscription on its oldest pending message; False
@@ -309,7 +323,7 @@ class SensorThread:
             with handle:
                 taken = handle.take_message(msg_type, raw)
         except Exception as exc:  # InvalidHandle: destruction requested under us
-            if not self._stop.is_set() and self._node.context.ok():
+            if not self._stopping and self._node.context.ok():
                 self._report(sub, exc)
             return False
         if taken is None:
@@ -327,12 +341,3 @@ def _ready_pointers(wait_set):
     it."""
     get_ready = getattr(wait_set, "get_ready_entities", None)
     return None if get_ready is None else functools.partial(get_ready, "subscription")
-
-
-def _ready(ready_pointers, entries):
-    """The ``entries`` whose subscription is ready (:func:`_ready_pointers`), in their
-    order; all of them without ``ready_pointers`` (each is then tried: an empty take)."""
-    if ready_pointers is None:
-        return entries
-    pointers = ready_pointers()
-    return [entry for entry in entries if entry[2] in pointers]
