@@ -255,9 +255,9 @@ class SensorThread:
     def _wait(self, wait_set, held, entries):
         """Until a subscription has a message, stop() or at most WAIT_NS; the entries whose
         subscription the wait found ready (:func:`_ready_pointers`), in their order; all of
-        them where rclpy cannot say. The ``held`` handles (the
-        context's, the guard condition's, the subscriptions') are held (not destroyed)
-        while the wait set uses them, as rclpy's executors do."""
+        them where rclpy cannot say. The ``held`` handles (the context's, the guard
+        condition's, the subscriptions') are held (not destroyed) while the wait set uses
+        them, as rclpy's executors do."""
         entered = 0
         try:
             for handle in held:
