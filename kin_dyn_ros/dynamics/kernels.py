@@ -34,7 +34,8 @@ __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout
            "balance_layout", "NOT_SOLES", "support_hull", "support_layout", "polygon_margin",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV", "WANT_COMJ",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE", "steady_tick",
-           "STALE", "contact_points", "contact_points_layout"]
+           "STALE", "contact_points", "contact_points_layout", "joint_state_tick", "NOT_NEWER",
+           "MERGED"]
 
 OK, NOT_FINITE, SINGULAR, BAD_SHAPE = 0, 1, 2, 3
 MIXED, BODY, INERTIAL = 2, 1, 0                       # Representations' values
@@ -2116,10 +2117,10 @@ def merge_layout(count, size, starts, lengths, columns, joints, mimic_columns, m
 def merge_joint_state(data, layout, expected, raw, block, values, received, effort_received,
                       stamp):
     """Merge a sensor_msgs/JointState from its plain little-endian CDR bytes ``data``
-    (uint8) whose name list is a known one (``layout``, :func:`merge_layout`): ``count``
-    names taking ``size`` bytes, whose bytes in the runs (offsets from the list's first
-    name) are ``expected`` (the padding between them is not compared), with ``count``
-    positions, velocities and efforts.
+    (uint8 array or bytes) whose name list is a known one (``layout``,
+    :func:`merge_layout`): ``count`` names taking ``size`` bytes, whose bytes in the runs
+    (offsets from the list's first name) are ``expected`` (the padding between them is not
+    compared), with ``count`` positions, velocities and efforts.
 
     ``raw`` (uint8, 24 (count + 1)) and ``block`` (float64, 3 (count + 1)) are one scratch
     buffer seen both ways (aligned: the bytes' doubles are not). Columns (message index + 1)
@@ -2129,7 +2130,7 @@ def merge_joint_state(data, layout, expected, raw, block, values, received, effo
     sec (int32) and nanosec. Returns OK; NOT_FINITE (a value is NaN or inf) or UNREAD
     (other bytes) change nothing."""
     count, size, runs, ncols, nmimic = layout[0], layout[1], layout[2], layout[3], layout[4]
-    nbytes = data.shape[0]
+    nbytes = len(data)                           # (bytes or a uint8 array)
     if nbytes < 16 or data[0] != 0 or data[1] != 1 or data[2] != 0 or data[3] != 0:
         return UNREAD
     p = 16 + _u32(data, 12)                      # after frame_id
@@ -2281,6 +2282,8 @@ def share_state(words, bits, header, generation, code, w_H_b, s, nu, s_dot):
 # ------------------------------------------------------------------ a node's steady tick
 
 STALE = 5          # steady_tick: an input older than the timeout (nothing was written)
+NOT_NEWER = 6      # joint_state_tick: a stamp not after the last tick's, or none (unchanged)
+MERGED = 7         # joint_state_tick: merged, but the tick failed (the caller ticks it)
 
 
 @_jit
@@ -2305,13 +2308,68 @@ def steady_tick(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, p
     ``sources[i]`` of ``out``, the pose of ``w_H_b`` (only ``with_pose``) and the ages
     (only with ``fd``), each row of ``pairs`` the stamp's (sec modulo 2**32, nanosec) as
     32-bit words."""
+    if not _input_ages(stamps, ages, with_odometry, timeout):
+        return STALE
+    return _steady_body(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, poses,
+                        ages, stamps[0], with_pose, fd, words, header, generation, code, buf,
+                        sources, places, pairs, mimic, factors)
+
+
+@_jit
+def joint_state_tick(data, layout, expected, raw, block, received, effort_received, merged,
+                     last_ns, since_ns, mf, mi, rep, w_H_b, values, nu, state, targets,
+                     wrenches, out, poses, ages, stamps, with_pose, with_odometry, timeout, fd,
+                     words, header, generation, code, buf, sources, places, pairs, mimic,
+                     factors):
+    """A JointState taken and ticked in one call: :func:`merge_joint_state` of its bytes
+    ``data`` (``layout``, ``expected``, ``raw``, ``block``, ``values``, ``received``,
+    ``effort_received``; ``merged`` (2,) gets its stamp's sec and nanosec), then
+    :func:`steady_tick` of the merged values at its stamp (``stamps[0]`` gets it [ns]).
+
+    Returns OK; or, with nothing changed: NOT_NEWER (the stamp is 0, or not after
+    ``last_ns``, the last tick's, or before ``since_ns``, the steady tick's), STALE (a
+    wrench too old at that stamp), UNREAD or NOT_FINITE (as :func:`merge_joint_state`); or
+    MERGED: the JointState merged, its tick failed (the caller ticks it the plain way)."""
+    if len(data) < 12:
+        return UNREAD
+    sec = _u32(data, 4)
+    stamp = (sec - 4294967296 if sec >= 2147483648 else sec) * 1_000_000_000 \
+        + _u32(data, 8)
+    if stamp == 0 or stamp <= last_ns or stamp < since_ns:
+        return NOT_NEWER
+    stamps[0] = stamp
+    if not _input_ages(stamps, ages, with_odometry, timeout):
+        return STALE
+    status = merge_joint_state(data, layout, expected, raw, block, values, received,
+                               effort_received, merged)
+    if status != OK:
+        return status
+    status = _steady_body(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out,
+                          poses, ages, stamp, with_pose, fd, words, header, generation, code,
+                          buf, sources, places, pairs, mimic, factors)
+    return OK if status == OK else MERGED
+
+
+@_inline
+def _input_ages(stamps, ages, with_odometry, timeout):
+    """:func:`steady_tick`'s ages: False when a wrench is stale (``ages`` then partly
+    written)."""
     stamp = stamps[0]
     ages[0] = (stamp - stamps[1]) * 1e-9 if with_odometry else 0.0
     for c in range(1, ages.shape[0]):
         age = (stamp - stamps[1 + c]) * 1e-9
         if not abs(age) <= timeout:
-            return STALE
+            return False
         ages[c] = age
+    return True
+
+
+@_inline
+def _steady_body(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, poses, ages,
+                 stamp, with_pose, fd, words, header, generation, code, buf, sources, places,
+                 pairs, mimic, factors):
+    """:func:`steady_tick` after the ages: the state, the tick, the shared state, the
+    messages."""
     n = state.shape[1]
     if values.shape[0] != 3 or values.shape[1] != n or state.shape[0] != 2:
         return BAD_SHAPE

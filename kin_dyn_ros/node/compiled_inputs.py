@@ -49,6 +49,14 @@ class CompiledJointStates:
                 return self._stamp.tolist()
         return None
 
+    def sole_arguments(self):
+        """(layout, expected, raw, block, received, effort_received, stamp): the arguments
+        of :func:`..dynamics.kernels.merge_joint_state` but the bytes and the merged values,
+        for the one name list learnt; None for none or several (:meth:`merge` tries each)."""
+        if len(self._layouts) != 1:
+            return None
+        return (*self._layouts[0][1], self._received, self._effort_received, self._stamp)
+
     def learn(self, names, layout):
         """Take JointStates with the name list ``names`` (merged by ``merger`` before) as
         ``layout`` (:meth:`.cdr.InputReader.name_layout`) lays it out."""

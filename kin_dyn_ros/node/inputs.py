@@ -150,6 +150,21 @@ class SensorInputs:
             return
         self.joint_state_stamp_ns = stamp[0] * 1_000_000_000 + stamp[1] or now
 
+    def merge_arguments(self):
+        """The compiled merge's arguments for the JointStates of the one name list it knows
+        (:meth:`.compiled_inputs.CompiledJointStates.sole_arguments`), for a caller that
+        merges them itself (and then calls :meth:`joint_state_merged`); None without (the
+        NumPy path, none or several lists learnt, or ``ignore_timestamp``: a stamp of its
+        arrival)."""
+        if self._compiled is None or self.ignore_timestamp:
+            return None
+        return self._compiled.sole_arguments()
+
+    def joint_state_merged(self, stamp_ns):
+        """A JointState of stamp ``stamp_ns`` [ns] (not 0) merged now by a caller of
+        :meth:`merge_arguments`, as :meth:`take_joint_state` would have."""
+        self.joint_state_stamp_ns, self.joint_state_received_ns = stamp_ns, self._now_ns()
+
     @property
     def joint_state_stamp(self):
         """builtin_interfaces/Time of the latest JointState's stamp (its arrival when it had

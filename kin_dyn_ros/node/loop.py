@@ -113,10 +113,23 @@ class TickLoop:
         self._tf_due.reset()
 
     # -- the inputs and when a tick runs (under the lock) ----------------------------------
+    @property
+    def takes_joint_states(self):
+        """Whether a steady tick may take a JointState and tick it in one call
+        (:meth:`.steady_tick.SteadyTick.take`): each ticks at once (``rate`` 0, without
+        merge_queued_joint_states)."""
+        settings = self._settings
+        return settings.rate == 0 and not settings.merge_queued_joint_states
+
     def take_joint_state(self, data):
         """A JointState (message or CDR bytes) taken; then the tick now, or (with
         merge_queued_joint_states on the sensor thread) once the inputs pending are taken
-        (:meth:`sensors_idle`); none with a timer (``rate`` > 0)."""
+        (:meth:`sensors_idle`); none with a timer (``rate`` > 0). While the steady tick
+        takes them (:meth:`.steady_tick.SteadyTick.take`), it takes the bytes and ticks."""
+        steady = self._steady
+        if steady is not None and steady.takes and steady.taken == self.inputs.taken \
+                and self.tick(data) is not False:
+            return
         try:
             self.inputs.take_joint_state(data)
         except ValueError as exc:
@@ -173,17 +186,20 @@ class TickLoop:
         return self.sensors is not None and self.sensors.is_current()
 
     # -- the tick (under the lock) ---------------------------------------------------------
-    def tick(self):
+    def tick(self, data=None):
         """Compute and publish the tick of the latest JointState, give the services its
-        state, and hand the contact mechanics their steps."""
+        state, and hand the contact mechanics their steps. With ``data`` (the bytes of a
+        JointState not taken yet), the steady tick takes it and ticks
+        (:meth:`take_joint_state`); False when it did not take it (nothing changed)."""
         inputs = self.inputs
-        stamp_ns, last = inputs.joint_state_stamp_ns, self._last_stamp_ns
-        if self.ticker is None or stamp_ns is None:
-            return
-        if last is not None and stamp_ns > last:      # (most ticks: no call)
-            self._last_stamp_ns = stamp_ns
-        elif not self._new_stamp(stamp_ns):
-            return
+        if data is None:
+            stamp_ns, last = inputs.joint_state_stamp_ns, self._last_stamp_ns
+            if self.ticker is None or stamp_ns is None:
+                return None
+            if last is not None and stamp_ns > last:      # (most ticks: no call)
+                self._last_stamp_ns = stamp_ns
+            elif not self._new_stamp(stamp_ns):
+                return None
         start, start_cpu = time.perf_counter(), None
         if self._unsampled and start - self._sampled_at < CPU_EVERY_S:
             self._unsampled -= 1
@@ -193,9 +209,18 @@ class TickLoop:
         counts = self.publishers.is_read     # (its last count while fresh: no call)
         read = counts.read if start < counts.fresh_until else counts.current(start)
         steady = self._steady
-        if steady is not None and steady.taken != inputs.taken:   # odometry, wrenches came
-            steady = self._steady = steady.follow(self)
-        tick = None if steady is None else steady.run(self, read)
+        if data is not None:        # (its stamp after the last tick's, else not taken)
+            tick = steady.take(self, read, data, self._last_stamp_ns)
+            if tick is False:
+                return False
+            if tick is None:        # taken, its tick failed: the plain way ticks it
+                self.tick()
+                return True
+            stamp_ns = self._last_stamp_ns = tick.stamp_ns
+        else:
+            if steady is not None and steady.taken != inputs.taken:   # odometry, wrenches
+                steady = self._steady = steady.follow(self)
+            tick = None if steady is None else steady.run(self, read)
         plain = tick is None
         if plain:                           # (then the next ticks are learnt from it)
             try:
@@ -228,10 +253,21 @@ class TickLoop:
     def publish_markers(self, tick, read):
         """The ~/markers array of the tick, when published, read (among the publishers
         ``read``) and due at markers_rate (it then takes the turn)."""
-        pub = self.publishers
-        if self._settings.publish_markers and pub.markers in read and self._markers_due.due(
-                self.inputs.joint_state_received_ns, self._markers_period_ns):
-            pub.markers.publish(self._model.markers.render(tick))
+        gate = self.markers_gate(read)
+        if gate is not None and gate[0](self.inputs.joint_state_received_ns, gate[1]):
+            self.publish_markers_of(tick)
+
+    def markers_gate(self, read):
+        """(due, period_ns): ~/markers is due with the latest JointState when
+        ``due(joint_state_received_ns, period_ns)`` (it then takes the turn); None when not
+        published or not read (among the publishers ``read``)."""
+        if not (self._settings.publish_markers and self.publishers.markers in read):
+            return None
+        return self._markers_due.due, self._markers_period_ns
+
+    def publish_markers_of(self, tick):
+        """The ~/markers array of ``tick``, now."""
+        self.publishers.markers.publish(self._model.markers.render(tick))
 
     def render(self, tick, read=None):
         """[(publisher, message)] of the tick's per-tick outputs that are read (``read``:

@@ -31,7 +31,7 @@ import numpy as np
 from .conversions import ns_words
 from .inputs import TickInputs
 from .outputs import byte_publisher
-from .tick import MeasuredState, Tick, same_inputs
+from .tick import EFFORTS_MISSING, MeasuredState, Tick, same_inputs
 
 __all__ = ["SteadyTick", "SteadyTickRecord"]
 
@@ -49,7 +49,7 @@ class SteadyTick:
                  "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
                  "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
                  "_shared", "_fixed", "_live", "_sends", "_buf", "_tf_gate", "_ok",
-                 "_balance_sends")
+                 "_balance_sends", "_merging", "_take", "_merged", "_fd_note", "_markers")
 
     @classmethod
     def learn(cls, loop, tick, read):
@@ -156,6 +156,7 @@ class SteadyTick:
         self._with_base = settings.publish_base_tf and base[2]
         self._massless_at = massless_at
         self._balance = not read.isdisjoint(loop.balance)     # ~/zmp, ... read
+        self._markers = loop.markers_gate(read)
         if like is not None:
             self._names, self._tf, self._senders = like._names, like._tf, like._senders
             self._timeout, self._messages = like._timeout, like._messages
@@ -181,6 +182,15 @@ class SteadyTick:
         n = loop.ticker.kd.NDoF
         self._kernel, self._ok, self._head, self._shapes = kernels.steady_tick, kernels.OK, \
             (*head, w_H_b), (size, shape, 1 + len(self._stamps), (2, n))
+        self._take, self._merged = kernels.joint_state_tick, kernels.MERGED
+        # take() while the fd note can only be this one: every joint received, each
+        # effort unless forward dynamics is off by the settings or the readers
+        self._merging = self._fd_note = None
+        if loop.takes_joint_states and loop.ticker.every_joint_received:
+            note = loop.ticker.torques(loop.inputs.merger,
+                                       loop.publishers.forward_dynamics in self._read)[1]
+            if (note == "") == self._fd and note is not EFFORTS_MISSING:
+                self._merging, self._fd_note = loop.inputs.merge_arguments(), note
         if like is not None and like._with_base == self._with_base \
                 and like._pack is self._pack:
             self._layouts, self._shared, self._fixed, self._live, self._sends, self._buf, \
@@ -215,17 +225,16 @@ class SteadyTick:
         of this SteadyTick (:attr:`taken` is the inputs'); its :class:`SteadyTickRecord`, or
         None (nothing done) when it needs the plain way.
 
-        One kernel call and one function, the publishing inline: in the running node each
-        Python call costs 0.5-2 us on cold caches (docs/performance.md, "Session 34"; the
-        kernel in place of three calls and the Python between them: "Session 36")."""
+        One kernel call and two functions: in the running node each Python call costs
+        0.5-2 us on cold caches (docs/performance.md, "Session 34"; the kernel in place of
+        three calls and the Python between them: "Session 36")."""
         sensors, stamp_ns = loop.inputs, loop.inputs.joint_state_stamp_ns
         if stamp_ns < self._stamp_ns or (read is not self._read and read != self._read):
             return None
-        merger, ticker = sensors.merger, loop.ticker
-        tau, fd_note = ticker.torques(merger, loop.publishers.forward_dynamics in read)
+        tau, fd_note = loop.ticker.torques(sensors.merger,
+                                           loop.publishers.forward_dynamics in read)
         if (tau is not None) != self._fd:
             return None
-        w_H_b, nu, have_base, representation = self._base
         # one kernel: the ages [s] of the odometry (0 without) and of each wrench (a wrench
         # further than wrench_timeout is stale: the plain way logs it), the joints' state
         # copied from the merged values (mimic joints from their masters), the tick, its
@@ -236,16 +245,54 @@ class SteadyTick:
             np.empty(pair)
         times = self._times
         times[0] = stamp_ns
-        if self._kernel(*self._head, self._live, nu, joints, *self._wrench, out, poses, ages,
-                        times, *self._tail) != self._ok:
+        if self._kernel(*self._head, self._live, self._base[1], joints, *self._wrench, out,
+                        poses, ages, times, *self._tail) != self._ok:
             return None
-        state = MeasuredState(w_H_b, joints[0], nu, joints[1], representation)
-        record = SteadyTickRecord(self, stamp_ns, state, have_base, fd_note, out, poses, ages,
-                                  ticker)
+        return self._publish(loop, read, stamp_ns, fd_note, out, poses, ages, joints)
+
+    @property
+    def takes(self):
+        """Whether :meth:`take` can take JointStates: those of the one name list the
+        compiled merge knows (:meth:`.inputs.SensorInputs.merge_arguments`)."""
+        return self._merging is not None
+
+    def take(self, loop, read, data, last_ns):
+        """Take the JointState ``data`` (CDR bytes) and tick it as :meth:`run` would once
+        :meth:`.inputs.SensorInputs.take_joint_state` took it, in one kernel call
+        (:func:`..dynamics.kernels.joint_state_tick`: merged and ticked), when its stamp is
+        after ``last_ns`` (the last tick's): its :class:`SteadyTickRecord`; None when it
+        was taken but not ticked (the plain way ticks it); False when it was not taken
+        (nothing changed: the plain way takes it, and names what is wrong with it)."""
+        sensors = loop.inputs
+        if read is not self._read and read != self._read \
+                or self._fd and not sensors.merger.efforts_complete:
+            return False            # (missing efforts may come with it: known once merged)
+        size, shape, count, pair = self._shapes
+        out, poses, ages, joints = np.empty(size), np.empty(shape), np.empty(count), \
+            np.empty(pair)
+        times = self._times
+        status = self._take(data, *self._merging, last_ns, self._stamp_ns, *self._head,
+                            self._live, self._base[1], joints, *self._wrench, out, poses,
+                            ages, times, *self._tail)
+        if status != self._ok:
+            if status == self._merged:
+                sensors.joint_state_merged(times.item(0))
+                return None
+            return False
+        stamp_ns = times.item(0)
+        sensors.joint_state_merged(stamp_ns)
+        return self._publish(loop, read, stamp_ns, self._fd_note, out, poses, ages, joints)
+
+    def _publish(self, loop, read, stamp_ns, fd_note, out, poses, ages, joints):
+        """The record of a tick the kernel computed (``out``, ``poses``, ``ages``, the
+        joints' state ``joints``), its state handed to the services (when not shared by
+        the kernel), its messages published."""
+        ticker = loop.ticker
+        record = SteadyTickRecord(self, stamp_ns, joints, fd_note, out, poses, ages, ticker)
         if self._fd and out[self._massless_at]:       # (their names: from the result)
             record.fd_note = ticker.massless_note(record.result.massless_joints)
         if not self._shared:
-            loop.planners.write(state)
+            loop.planners.write(record.state)
         # published through the handles (:func:`.outputs.byte_publisher`; the order and
         # gates of TickLoop.render: /tf by TickLoop.tf_turn's gate)
         due, period = self._tf_gate
@@ -256,7 +303,9 @@ class SteadyTick:
                 publish(buf[start:end].tobytes())
         if self._balance:           # (computed only while read)
             self._publish_balance(loop, record, read)
-        loop.publish_markers(record, read)
+        markers = self._markers     # (TickLoop.publish_markers' gate)
+        if markers is not None and markers[0](loop.inputs.joint_state_received_ns, markers[1]):
+            loop.publish_markers_of(record)
         return record
 
     def _publish_balance(self, loop, record, read):
@@ -293,22 +342,30 @@ def _base_from(loop, odometry):
 
 
 class SteadyTickRecord(Tick):
-    """The :class:`.tick.Tick` of a steady tick: its ``inputs`` (a TickInputs) and
+    """The :class:`.tick.Tick` of a steady tick: its ``state`` (from the joints' (2, n)
+    positions and velocities and the steady tick's base), ``inputs`` (a TickInputs) and
     ``result`` (the core's TickResult) made when first read (the node's diagnostics read
-    the inputs once a second; most ticks neither), with the balance vector the tick
+    the inputs once a second; most ticks none), with the balance vector the tick
     computed for its balance outputs, if it did (``balance_vector``: not again for the
     contact mechanics)."""
 
-    __slots__ = ("_steady", "_out", "_poses", "_ages", "_ticker", "_inputs", "_made",
-                 "balance_vector")
+    __slots__ = ("_steady", "_joints", "_out", "_poses", "_ages", "_ticker", "_state",
+                 "_inputs", "_made", "balance_vector")
 
-    def __init__(self, steady, stamp_ns, state, have_base, fd_note, out, poses, ages,
-                 ticker):
-        self.stamp_ns, self.state, self.have_base, self.fd_note = stamp_ns, state, \
-            have_base, fd_note
-        self._steady, self._out, self._poses, self._ages = steady, out, poses, ages
-        self._ticker, self._inputs, self._made = ticker, None, None
+    def __init__(self, steady, stamp_ns, joints, fd_note, out, poses, ages, ticker):
+        self.stamp_ns, self.have_base, self.fd_note = stamp_ns, steady._base[2], fd_note
+        self._steady, self._joints, self._out, self._poses, self._ages = steady, joints, out, \
+            poses, ages
+        self._ticker, self._state, self._inputs, self._made = ticker, None, None, None
         self.balance_vector = None
+
+    @property
+    def state(self):
+        if self._state is None:
+            w_H_b, nu, _, representation = self._steady._base
+            joints = self._joints
+            self._state = MeasuredState(w_H_b, joints[0], nu, joints[1], representation)
+        return self._state
 
     @property
     def inputs(self):

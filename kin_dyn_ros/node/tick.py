@@ -20,10 +20,13 @@ from ..dynamics import Representations
 from ..dynamics.base_state import base_state_from_odometry, change_base_representation
 from .conversions import ns_to_stamp
 
-__all__ = ["MeasuredState", "Tick", "TickComputer", "massless_note", "same_inputs"]
+__all__ = ["MeasuredState", "Tick", "TickComputer", "massless_note", "same_inputs",
+           "EFFORTS_MISSING"]
 
 BODY = Representations.BODY_FIXED_REPRESENTATION
 MIXED = Representations.MIXED_REPRESENTATION
+# forward dynamics' note while a joint's last JointState carried no effort
+EFFORTS_MISSING = "skipped: efforts not received for every joint"
 
 
 def same_inputs(a, b):
@@ -101,6 +104,11 @@ class TickComputer:
         """The core's PreparedTick of the last tick's wrenches (None: none yet, or the
         NumPy core)."""
         return self._prepared
+
+    @property
+    def every_joint_received(self):
+        """Whether every joint has been received (as the last :meth:`torques` found)."""
+        return self._complete
 
     def compute(self, sensors, forward_dynamics=True):
         """The :class:`Tick` of the merged joint states of ``sensors``
@@ -207,7 +215,6 @@ class TickComputer:
         if not wanted:
             return None, "not computed: nothing subscribes to ~/forward_dynamics"
         if not merger.efforts_complete:
-            note = "skipped: efforts not received for every joint"
-            self._log.info("no efforts", f"forward dynamics {note}")
-            return None, note
+            self._log.info("no efforts", f"forward dynamics {EFFORTS_MISSING}")
+            return None, EFFORTS_MISSING
         return merger.efforts, ""

@@ -25,7 +25,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 
 from kin_dyn_ros.dynamics.compiled import jit_path, jit_status
 from kin_dyn_ros.node import KinDynNode
-from kin_dyn_ros.node.steady_tick import SteadyTickRecord
+from kin_dyn_ros.node.steady_tick import SteadyTick, SteadyTickRecord
 from kin_dyn_ros_interfaces.msg import CentresOfPressure
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -48,6 +48,7 @@ TICKS = 700
 BALANCE = {'zmp': (PointStamped, 'zmp'), 'capture_point': (PointStamped, 'capture_point'),
            'cop': (CentresOfPressure, 'cop')}
 NOW = [0]           # the nodes' loops' clock [ns]: each JointState's arrival, 1 ms apart
+FAILING = {121, 122, 255}    # JointStates merged by the steady tick whose tick then fails
 
 
 @pytest.fixture(scope='module')
@@ -239,9 +240,23 @@ def _same_record(a, b, k):
     assert a.result.massless_joints == b.result.massless_joints
 
 
-def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes):
+def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
     steady, plain = nodes['steady'], nodes['plain']
-    kinds = []
+    kinds, taken = [], []
+    take = SteadyTick.take
+
+    def counted(self, loop, read, data, last_ns):     # (which ticks took their JointState)
+        kernel, nu = self._take, self._base[1]
+        if len(kinds) in FAILING:               # the tick fails once merged (a NaN nu)
+            self._take = lambda *a: kernel(*(np.full(6, np.nan) if x is nu else x for x in a))
+        try:
+            record = take(self, loop, read, data, last_ns)
+        finally:
+            self._take = kernel
+        taken.append(('ticked' if record else 'not taken' if record is False else 'merged',
+                      len(kinds)))
+        return record
+    monkeypatch.setattr(SteadyTick, 'take', counted)
     for k, (js, odometry, wrenches) in enumerate(stream(steady.loop.model.kd)):
         NOW[0] = 10**9 + k * 1_000_000
         for node in (steady, plain):
@@ -283,5 +298,108 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes):
     markers = [(t - 10**9) // 1_000_000 for t, _ in steady.record['markers']]
     assert sum(kinds[k] for k in markers) > len(markers) // 2, '~/markers on steady ticks'
     assert any(kinds[452:470]), 'no efforts: steady without forward dynamics'
+    fused = [k for how, k in taken if how == 'ticked']    # merged and ticked in one call
+    assert {k for how, k in taken if how == 'merged'} == FAILING   # then ticked by run()
+    assert len(fused) > 0.5 * sum(kinds), (len(fused), sum(kinds))
+    assert all(kinds[k] for k in fused)
+    assert all(how == 'not taken' for how, k in taken if k in (500, 600) or 450 <= k <= 470)
     assert len(steady.record['tf']) < 0.4 * TICKS     # /tf at 250 Hz of stamps
     assert len(steady.record['forward_dynamics']) > 0.8 * TICKS
+
+
+def test_the_joint_state_tick_kernel_is_the_merge_then_the_steady_tick(icub_urdf):
+    """:func:`.kernels.joint_state_tick` (:meth:`.SteadyTick.take`'s one call) leaves what
+    :func:`.kernels.merge_joint_state` and then :func:`.kernels.steady_tick` leave, bit for
+    bit (merged values, flags and stamp; out, poses, ages, state, shared words, message
+    bytes), on JointStates of the learnt name list; and nothing (but scratch: the ages),
+    with the status that says why, for a stamp that is 0, not after the last tick's or
+    before the steady tick's (NOT_NEWER), a stale wrench (STALE), changed or cut bytes and
+    NaN (the merge's); and the merge alone when the tick fails (MERGED: a NaN base
+    velocity)."""
+    from kin_dyn_ros.dynamics import KinDynComputations
+    from kin_dyn_ros.node.conversions import JointStateMerger
+    from kin_dyn_ros.node.inputs import SensorInputs
+    kd = KinDynComputations(icub_urdf, compiled=True)
+    names, n, rng = kd.joints_name_list, kd.NDoF, np.random.default_rng(11)
+    prepared = kd.prepared_tick({'l_sole': ('l_sole', np.linspace(-3.0, 4.0, 6))})
+    k, head, wrench, size, shape = prepared.arguments()
+    sources = rng.permutation(size + 7 + 2)[:60].astype(np.intp)
+    places, pairs = np.arange(1, 61, dtype=np.intp), np.array([[124, 125]], np.intp)
+    no_mimic = (np.zeros((2, 0), np.int64), np.zeros((2, 0)))
+    w_H_b, nu = np.eye(4), rng.normal(size=6)     # (nu NaN: the tick fails, merged)
+    last, since, wrench_ns = 5 * 10**9, 5 * 10**9 - 3, 5 * 10**9 - 20_000_000
+
+    def message(stamp_ns, bad=None):
+        msg = joint_state_msg(names, rng.normal(size=n), rng.normal(size=n), rng.normal(size=n),
+                              Time(sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9))
+        if bad == 'nan':
+            msg.position[3] = float('nan')
+        data = serialize_message(msg)
+        if bad == 'cut':
+            return data[:int(rng.integers(len(data)))]
+        if bad == 'changed':
+            changed = bytearray(data)
+            at = int(rng.integers(12, len(data)))
+            changed[at] = (changed[at] + int(rng.integers(1, 256))) % 256
+            return bytes(changed)
+        return data
+
+    sides, first = {}, [message(last - 1), message(last)]
+    for side in ('fused', 'reference'):
+        inputs = SensorInputs(lambda: 0)
+        inputs.configure(JointStateMerger(names, kd.mimic_joints, 0.25), lambda f: f, 'odom')
+        for data in first:                  # (merged, then learnt by the plain path)
+            inputs.take_joint_state(data)
+        sides[side] = inputs
+    arguments = sides['fused'].merge_arguments()
+    assert arguments is not None and sides['reference'].merge_arguments() is not None
+
+    def tick(side, data, ticking):
+        values = sides[side].merger.merged_arrays()[0]
+        out, poses, ages, state = np.full(size, 7.0), np.full(shape, 7.0), np.full(2, 7.0), \
+            np.full((2, n), 7.0)
+        words, buf = np.zeros(7 + 22 + 2 * n), np.zeros(8 * 63, np.uint8)
+        times = np.array([0, 0, wrench_ns], np.int64)
+        tail = (out, poses, ages, times, True, False, 0.1, True, words, 7, 3, 2, buf,
+                sources, places, pairs, *no_mimic)
+        if side == 'fused':
+            status = k.joint_state_tick(data, *arguments, last, since, *head, w_H_b, values, nu,
+                                        state, *wrench, *tail)
+        else:
+            status = ticking(values, state, tail)
+        return status, [a.copy() for a in (values, *sides[side].merger.merged_arrays()[1:],
+                                           out, poses, ages, state, words, buf)]
+
+    def reference(data):
+        stamp = int.from_bytes(data[4:8], 'little', signed=True) * 10**9 \
+            + int.from_bytes(data[8:12], 'little')
+
+        def ticking(values, state, tail):
+            if stamp == 0 or stamp <= last or stamp < since:
+                return k.NOT_NEWER
+            if abs(stamp - wrench_ns) > 100_000_000:
+                return k.STALE
+            if sides['reference']._compiled.merge(data) is None:
+                return None                      # (UNREAD or NOT_FINITE: nothing changed)
+            tail[3][0] = stamp
+            status = k.steady_tick(*head, w_H_b, values, nu, state, *wrench, *tail)
+            return k.OK if status == k.OK else k.MERGED
+        return ticking
+
+    stamps = [last + 1_000_000 * j for j in range(-3, 60)] + [0, last, since - 1, 7 * 10**9]
+    statuses = []
+    for stamp in stamps:
+        for bad in (None, None, 'nan', 'cut', 'changed', 'tick fails'):
+            data = message(stamp, bad)
+            nu[0] = np.nan if bad == 'tick fails' else 0.25
+            got, want = tick('fused', data, None), tick('reference', data, reference(data))
+            if want[0] is None:
+                assert got[0] in (k.UNREAD, k.NOT_FINITE), (stamp, bad, got[0])
+            else:
+                assert got[0] == want[0], (stamp, bad)
+            for i, (a, b) in enumerate(zip(got[1], want[1])):
+                if i != 5 or got[0] == k.OK:       # (the ages: scratch unless it ticked)
+                    np.testing.assert_array_equal(a.view(np.uint8), b.view(np.uint8))
+            statuses.append(got[0])
+    for status in (k.OK, k.NOT_NEWER, k.STALE, k.UNREAD, k.NOT_FINITE, k.MERGED):
+        assert statuses.count(status) >= 3, status
