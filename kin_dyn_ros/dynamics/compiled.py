@@ -465,7 +465,7 @@ def _packed_ints(kernels, model):
 # for: the node loads ``_QUERIES`` from the cache when it is done; from a warm cache too they
 # load in the background, ~0.1 s). Two compiling processes on two cores: the tick's never
 # shares its core.
-_TICK = ("tick", "steady_tick", "joint_state_tick")
+_TICK = ("tick", "steady_tick")
 _GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state", "balance",
          "support_hull", "polygon_margin", "world_frame_pose", "contact_points")
 _QUERIES = ("whole_body", "frame_query", "frame_poses", "frame_at_position", "whole_at_position")
@@ -474,38 +474,21 @@ _QUERIES_READY = threading.Event()     # cleared while _QUERIES load in the back
 _QUERIES_READY.set()
 
 
-def _warm_joint_state_tick(compiled, h, z6):
-    """Call :func:`.kernels.joint_state_tick` once with the node's argument types (the
-    JointState as bytes)."""
-    n, none = compiled.n, np.zeros(0, np.int64)
-    buf, pairs, raw = np.zeros(8, np.uint8), np.zeros((1, 2), np.intp), np.zeros(8, np.uint8)
-    flags, words = np.zeros(n, np.bool_), np.zeros(7 + 22 + 2 * n)
-    layout = compiled.k.merge_layout(0, 0, none, none, none, none, none, none)
-    compiled.k.joint_state_tick(
-        b"", layout, raw, raw, raw.view(np.float64), flags, flags, np.zeros(2, np.int64), 0,
-        0, compiled.mf, compiled.mi, 2, h, np.zeros((3, n)), z6, np.empty((2, n)),
-        NO_TARGETS, _EMPTY, np.empty(22 * n + 19), np.empty((n + 1, 4, 4)), np.empty(1),
-        np.zeros(2, np.int64), True, False, 0.1, True, words, 7, 1, 0, buf, NO_FRAMES,
-        NO_FRAMES, pairs, np.zeros((2, 0), np.int64), np.zeros((2, 0)))
-
-
 def _warm(compiled, names):
     """Call the kernels ``names`` once each with the argument types of every later call."""
     h, z, z6 = np.eye(4), np.zeros(compiled.n), np.zeros(6)
     if "tick" in names:
         compiled.tick(2, h, z, z6, z, z, NO_TARGETS, _EMPTY)
-    if "steady_tick" in names:      # (as the node's steady tick calls it)
-        buf, pairs = np.zeros(8, np.uint8), np.zeros((1, 2), np.intp)
-        words = np.zeros(7 + 22 + 2 * compiled.n)
-        compiled.k.steady_tick(compiled.mf, compiled.mi, 2, h, np.zeros((3, compiled.n)),
-                               z6, np.empty((2, compiled.n)), NO_TARGETS,
-                               _EMPTY, np.empty(22 * compiled.n + 19),
-                               np.empty((compiled.n + 1, 4, 4)), np.empty(1),
-                               np.zeros(2, np.int64), True, False, 0.1, True, words, 7, 1, 0,
-                               buf, NO_FRAMES, NO_FRAMES, pairs, np.zeros((2, 0), np.int64),
-                               np.zeros((2, 0)))
-    if "joint_state_tick" in names:     # (as the node's steady tick takes a JointState)
-        _warm_joint_state_tick(compiled, h, z6)
+    if "steady_tick" in names:      # (as the node's steady tick calls it: the JointState
+        n, none = compiled.n, np.zeros(0, np.int64)   # as bytes, here none to merge)
+        buf, pairs, raw = np.zeros(8, np.uint8), np.zeros((1, 2), np.intp), np.zeros(8, np.uint8)
+        flags, words = np.zeros(n, np.bool_), np.zeros(7 + 22 + 2 * n)
+        compiled.k.steady_tick(
+            b"", none, raw, raw, raw.view(np.float64), flags, flags, np.zeros(2, np.int64), 0,
+            0, compiled.mf, compiled.mi, 2, h, np.zeros((3, n)), z6, np.empty((2, n)),
+            NO_TARGETS, _EMPTY, np.empty(22 * n + 19), np.empty((n + 1, 4, 4)), np.empty(1),
+            np.zeros(2, np.int64), True, False, 0.1, True, words, 7, 1, 0, buf, NO_FRAMES,
+            NO_FRAMES, pairs, np.zeros((2, 0), np.int64), np.zeros((2, 0)))
     if "frame_poses" in names:
         compiled.frame_poses(np.zeros((compiled.n + 1, 4, 4)), np.zeros(3))
     if "scatter_words" in names:

@@ -34,7 +34,7 @@ __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout
            "balance_layout", "NOT_SOLES", "support_hull", "support_layout", "polygon_margin",
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV", "WANT_COMJ",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE", "steady_tick",
-           "STALE", "contact_points", "contact_points_layout", "joint_state_tick", "NOT_NEWER",
+           "STALE", "contact_points", "contact_points_layout", "NOT_NEWER",
            "MERGED"]
 
 OK, NOT_FINITE, SINGULAR, BAD_SHAPE = 0, 1, 2, 3
@@ -2282,17 +2282,19 @@ def share_state(words, bits, header, generation, code, w_H_b, s, nu, s_dot):
 # ------------------------------------------------------------------ a node's steady tick
 
 STALE = 5          # steady_tick: an input older than the timeout (nothing was written)
-NOT_NEWER = 6      # joint_state_tick: a stamp not after the last tick's, or none (unchanged)
-MERGED = 7         # joint_state_tick: merged, but the tick failed (the caller ticks it)
+NOT_NEWER = 6      # steady_tick: a JointState's stamp not after the last tick's, or none
+MERGED = 7         # steady_tick: a JointState merged, but the tick failed (the caller ticks it)
 
 
 @_jit
-def steady_tick(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, poses, ages,
-                stamps, with_pose, with_odometry, timeout, fd, words, header, generation, code,
-                buf, sources, places, pairs, mimic, factors):
+def steady_tick(data, layout, expected, raw, block, received, effort_received, merged,
+                last_ns, since_ns, mf, mi, rep, w_H_b, values, nu, state, targets, wrenches,
+                out, poses, ages, stamps, with_pose, with_odometry, timeout, fd, words, header,
+                generation, code, buf, sources, places, pairs, mimic, factors):
     """A node's tick in one call: :func:`tick`, its state into shared memory
     (:func:`share_state`) and its numbers into a buffer of serialised messages
-    (:func:`scatter_words`), for a tick whose inputs keep their layout.
+    (:func:`scatter_words`), for a tick whose inputs keep their layout; with a JointState
+    (``data`` not empty), that JointState merged first.
 
     ``values`` (3, n): joint positions, velocities and efforts (user order), the first two
     copied into ``state`` (2, n) (the tick's s and s_dot) with each mimic joint
@@ -2307,72 +2309,39 @@ def steady_tick(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, p
     per-tick messages in ``buf`` (uint8): float64 word ``places[i]`` = element
     ``sources[i]`` of ``out``, the pose of ``w_H_b`` (only ``with_pose``) and the ages
     (only with ``fd``), each row of ``pairs`` the stamp's (sec modulo 2**32, nanosec) as
-    32-bit words."""
-    if not _input_ages(stamps, ages, with_odometry, timeout):
-        return STALE
-    return _steady_body(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, poses,
-                        ages, stamps[0], with_pose, fd, words, header, generation, code, buf,
-                        sources, places, pairs, mimic, factors)
+    32-bit words.
 
-
-@_jit
-def joint_state_tick(data, layout, expected, raw, block, received, effort_received, merged,
-                     last_ns, since_ns, mf, mi, rep, w_H_b, values, nu, state, targets,
-                     wrenches, out, poses, ages, stamps, with_pose, with_odometry, timeout, fd,
-                     words, header, generation, code, buf, sources, places, pairs, mimic,
-                     factors):
-    """A JointState taken and ticked in one call: :func:`merge_joint_state` of its bytes
-    ``data`` (``layout``, ``expected``, ``raw``, ``block``, ``values``, ``received``,
-    ``effort_received``; ``merged`` (2,) gets its stamp's sec and nanosec), then
-    :func:`steady_tick` of the merged values at its stamp (``stamps[0]`` gets it [ns]).
-
-    Returns OK; or, with nothing changed: NOT_NEWER (the stamp is 0, or not after
-    ``last_ns``, the last tick's, or before ``since_ns``, the steady tick's), STALE (a
-    wrench too old at that stamp), UNREAD or NOT_FINITE (as :func:`merge_joint_state`); or
-    MERGED: the JointState merged, its tick failed (the caller ticks it the plain way)."""
-    if len(data) < 12:
-        return UNREAD
-    sec = _u32(data, 4)
-    stamp = (sec - 4294967296 if sec >= 2147483648 else sec) * 1_000_000_000 \
-        + _u32(data, 8)
-    if stamp == 0 or stamp <= last_ns or stamp < since_ns:
-        return NOT_NEWER
-    stamps[0] = stamp
-    if not _input_ages(stamps, ages, with_odometry, timeout):
-        return STALE
-    status = merge_joint_state(data, layout, expected, raw, block, values, received,
-                               effort_received, merged)
-    if status != OK:
-        return status
-    status = _steady_body(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out,
-                          poses, ages, stamp, with_pose, fd, words, header, generation, code,
-                          buf, sources, places, pairs, mimic, factors)
-    return OK if status == OK else MERGED
-
-
-@_inline
-def _input_ages(stamps, ages, with_odometry, timeout):
-    """:func:`steady_tick`'s ages: False when a wrench is stale (``ages`` then partly
-    written)."""
+    With ``data`` (a JointState's CDR bytes), ``stamps[0]`` gets its stamp [ns] and it is
+    merged into ``values`` by :func:`merge_joint_state` (``layout``, ``expected``, ``raw``,
+    ``block``, ``received``, ``effort_received``; ``merged`` (2,) gets its stamp's sec and
+    nanosec) before the tick. It returns OK; or, with nothing changed: NOT_NEWER (the
+    stamp is 0, not after ``last_ns``, the last tick's, or before ``since_ns``), STALE,
+    UNREAD or NOT_FINITE (the merge's); or MERGED: merged, but the tick failed (the caller
+    ticks it). Without, the merge's arguments are not read (empty arrays will do)."""
+    if len(data) > 0:
+        if len(data) < 12:
+            return UNREAD
+        sec = _u32(data, 4)
+        stamp = (sec - 4294967296 if sec >= 2147483648 else sec) * 1_000_000_000 \
+            + _u32(data, 8)
+        if stamp == 0 or stamp <= last_ns or stamp < since_ns:
+            return NOT_NEWER
+        stamps[0] = stamp
     stamp = stamps[0]
     ages[0] = (stamp - stamps[1]) * 1e-9 if with_odometry else 0.0
     for c in range(1, ages.shape[0]):
         age = (stamp - stamps[1 + c]) * 1e-9
         if not abs(age) <= timeout:
-            return False
+            return STALE
         ages[c] = age
-    return True
-
-
-@_inline
-def _steady_body(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, poses, ages,
-                 stamp, with_pose, fd, words, header, generation, code, buf, sources, places,
-                 pairs, mimic, factors):
-    """:func:`steady_tick` after the ages: the state, the tick, the shared state, the
-    messages."""
     n = state.shape[1]
     if values.shape[0] != 3 or values.shape[1] != n or state.shape[0] != 2:
         return BAD_SHAPE
+    if len(data) > 0:
+        status = merge_joint_state(data, layout, expected, raw, block, values, received,
+                                   effort_received, merged)
+        if status != OK:
+            return status
     for k in range(n):
         state[0, k] = values[0, k]
         state[1, k] = values[1, k]
@@ -2383,7 +2352,7 @@ def _steady_body(mf, mi, rep, w_H_b, values, nu, state, targets, wrenches, out, 
     s, s_dot, tau = state[0], state[1], values[2, :n if fd else 0]
     status = tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses)
     if status != OK:
-        return status
+        return MERGED if len(data) > 0 else status
     if words.shape[0] > 0:
         sequence = words[0]
         words[0] = sequence + 1.0

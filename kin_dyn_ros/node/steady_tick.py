@@ -37,6 +37,9 @@ __all__ = ["SteadyTick", "SteadyTickRecord"]
 
 _PER_TICK = ("com", "momentum", "gravity")
 _NO_WORDS = np.zeros(0)
+# the kernel's merge arguments when it merges no JointState (not read: of their types)
+_NO_MERGE = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8), np.zeros(0),
+             np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64), 0, 0)
 
 
 class SteadyTick:
@@ -49,7 +52,7 @@ class SteadyTick:
                  "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
                  "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
                  "_shared", "_fixed", "_live", "_sends", "_buf", "_tf_gate", "_ok",
-                 "_balance_sends", "_merging", "_take", "_merged", "_fd_note", "_markers")
+                 "_balance_sends", "_merging", "_merged", "_fd_note", "_markers")
 
     @classmethod
     def learn(cls, loop, tick, read):
@@ -182,7 +185,7 @@ class SteadyTick:
         n = loop.ticker.kd.NDoF
         self._kernel, self._ok, self._head, self._shapes = kernels.steady_tick, kernels.OK, \
             (*head, w_H_b), (size, shape, 1 + len(self._stamps), (2, n))
-        self._take, self._merged = kernels.joint_state_tick, kernels.MERGED
+        self._merged = kernels.MERGED
         # take() while the fd note can only be this one: every joint received, each
         # effort unless forward dynamics is off by the settings or the readers
         self._merging = self._fd_note = None
@@ -245,8 +248,8 @@ class SteadyTick:
             np.empty(pair)
         times = self._times
         times[0] = stamp_ns
-        if self._kernel(*self._head, self._live, self._base[1], joints, *self._wrench, out,
-                        poses, ages, times, *self._tail) != self._ok:
+        if self._kernel(b"", *_NO_MERGE, *self._head, self._live, self._base[1], joints,
+                        *self._wrench, out, poses, ages, times, *self._tail) != self._ok:
             return None
         return self._publish(loop, read, stamp_ns, fd_note, out, poses, ages, joints)
 
@@ -259,21 +262,21 @@ class SteadyTick:
     def take(self, loop, read, data, last_ns):
         """Take the JointState ``data`` (CDR bytes) and tick it as :meth:`run` would once
         :meth:`.inputs.SensorInputs.take_joint_state` took it, in one kernel call
-        (:func:`..dynamics.kernels.joint_state_tick`: merged and ticked), when its stamp is
-        after ``last_ns`` (the last tick's): its :class:`SteadyTickRecord`; None when it
-        was taken but not ticked (the plain way ticks it); False when it was not taken
-        (nothing changed: the plain way takes it, and names what is wrong with it)."""
+        (:func:`..dynamics.kernels.steady_tick` given the bytes: merged, then ticked), when
+        its stamp is after ``last_ns`` (the last tick's): its :class:`SteadyTickRecord`;
+        None when it was taken but not ticked (the plain way ticks it); False when it was
+        not taken (nothing changed: the plain way takes it, and names what is wrong)."""
         sensors = loop.inputs
-        if read is not self._read and read != self._read \
+        if read is not self._read and read != self._read or type(data) is not bytes \
                 or self._fd and not sensors.merger.efforts_complete:
             return False            # (missing efforts may come with it: known once merged)
         size, shape, count, pair = self._shapes
         out, poses, ages, joints = np.empty(size), np.empty(shape), np.empty(count), \
             np.empty(pair)
         times = self._times
-        status = self._take(data, *self._merging, last_ns, self._stamp_ns, *self._head,
-                            self._live, self._base[1], joints, *self._wrench, out, poses,
-                            ages, times, *self._tail)
+        status = self._kernel(data, *self._merging, last_ns, self._stamp_ns, *self._head,
+                              self._live, self._base[1], joints, *self._wrench, out, poses,
+                              ages, times, *self._tail)
         if status != self._ok:
             if status == self._merged:
                 sensors.joint_state_merged(times.item(0))

@@ -246,13 +246,13 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
     take = SteadyTick.take
 
     def counted(self, loop, read, data, last_ns):     # (which ticks took their JointState)
-        kernel, nu = self._take, self._base[1]
+        kernel, nu = self._kernel, self._base[1]
         if len(kinds) in FAILING:               # the tick fails once merged (a NaN nu)
-            self._take = lambda *a: kernel(*(np.full(6, np.nan) if x is nu else x for x in a))
+            self._kernel = lambda *a: kernel(*(np.full(6, np.nan) if x is nu else x for x in a))
         try:
             record = take(self, loop, read, data, last_ns)
         finally:
-            self._take = kernel
+            self._kernel = kernel
         taken.append(('ticked' if record else 'not taken' if record is False else 'merged',
                       len(kinds)))
         return record
@@ -307,9 +307,10 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
     assert len(steady.record['forward_dynamics']) > 0.8 * TICKS
 
 
-def test_the_joint_state_tick_kernel_is_the_merge_then_the_steady_tick(icub_urdf):
-    """:func:`.kernels.joint_state_tick` (:meth:`.SteadyTick.take`'s one call) leaves what
-    :func:`.kernels.merge_joint_state` and then :func:`.kernels.steady_tick` leave, bit for
+def test_the_steady_tick_kernel_given_a_joint_state_merges_it_then_ticks(icub_urdf):
+    """:func:`.kernels.steady_tick` given a JointState's bytes (:meth:`.SteadyTick.take`'s
+    one call) leaves what :func:`.kernels.merge_joint_state` and then the same kernel
+    without bytes leave, bit for
     bit (merged values, flags and stamp; out, poses, ages, state, shared words, message
     bytes), on JointStates of the learnt name list; and nothing (but scratch: the ages),
     with the status that says why, for a stamp that is 0, not after the last tick's or
@@ -326,6 +327,8 @@ def test_the_joint_state_tick_kernel_is_the_merge_then_the_steady_tick(icub_urdf
     sources = rng.permutation(size + 7 + 2)[:60].astype(np.intp)
     places, pairs = np.arange(1, 61, dtype=np.intp), np.array([[124, 125]], np.intp)
     no_mimic = (np.zeros((2, 0), np.int64), np.zeros((2, 0)))
+    no_merge = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8),
+                np.zeros(0), np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64))
     w_H_b, nu = np.eye(4), rng.normal(size=6)     # (nu NaN: the tick fails, merged)
     last, since, wrench_ns = 5 * 10**9, 5 * 10**9 - 3, 5 * 10**9 - 20_000_000
 
@@ -363,8 +366,8 @@ def test_the_joint_state_tick_kernel_is_the_merge_then_the_steady_tick(icub_urdf
         tail = (out, poses, ages, times, True, False, 0.1, True, words, 7, 3, 2, buf,
                 sources, places, pairs, *no_mimic)
         if side == 'fused':
-            status = k.joint_state_tick(data, *arguments, last, since, *head, w_H_b, values, nu,
-                                        state, *wrench, *tail)
+            status = k.steady_tick(data, *arguments, last, since, *head, w_H_b, values, nu,
+                                   state, *wrench, *tail)
         else:
             status = ticking(values, state, tail)
         return status, [a.copy() for a in (values, *sides[side].merger.merged_arrays()[1:],
@@ -382,7 +385,8 @@ def test_the_joint_state_tick_kernel_is_the_merge_then_the_steady_tick(icub_urdf
             if sides['reference']._compiled.merge(data) is None:
                 return None                      # (UNREAD or NOT_FINITE: nothing changed)
             tail[3][0] = stamp
-            status = k.steady_tick(*head, w_H_b, values, nu, state, *wrench, *tail)
+            status = k.steady_tick(b"", *no_merge, 0, 0, *head, w_H_b, values, nu, state,
+                                   *wrench, *tail)
             return k.OK if status == k.OK else k.MERGED
         return ticking
 
