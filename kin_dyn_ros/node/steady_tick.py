@@ -20,10 +20,17 @@ the steady tick publishes them too, their numbers from the kernel's output
 (``PreparedTick.balance_vector``) through the handles, as :meth:`.loop.TickLoop.
 balance_messages` would give them.
 
+While each JointState ticks at once and nothing but JointStates came since the last tick,
+the steady tick also takes the JointState itself (:meth:`SteadyTick.take`): the kernel,
+given its bytes, merges it (as the compiled merge of :meth:`.inputs.SensorInputs.
+take_joint_state`) and ticks in the same call; whatever it declines (another name list,
+a stamp not after the last tick's, a stale wrench, bytes the merge does not read) goes
+the way above, unchanged.
+
 A performance trick, and nothing else: the plain path gives the same messages, states and
 diagnostics (test/ros/test_steady_tick.py compares them on a stream that takes every way in
-and out); in the running node the plain tick cost ~50 us more per JointState at 1 kHz
-(docs/performance.md).
+and out); in the running node the plain tick cost ~50 us more per JointState at 1 kHz, and
+the take saves 4-13 us more (docs/performance.md).
 """
 
 import numpy as np
@@ -44,15 +51,16 @@ _NO_MERGE = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8)
 
 class SteadyTick:
     """The ticks after a plain one (:meth:`learn`), while nothing but the JointState
-    changes (:meth:`run`), and after each odometry or wrench taken (:meth:`follow`). Never
-    changed once made (its ticks' records read it later)."""
+    changes (:meth:`run`, or :meth:`take` with the JointState), and after each odometry or
+    wrench taken (:meth:`follow`). Never changed once made (its ticks' records read it
+    later), but for :meth:`take` giving up on a name list it does not know."""
 
     __slots__ = ("taken", "_read", "_stamp_ns", "_odometry", "_wrenches", "_stamps",
                  "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_senders",
                  "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
                  "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
-                 "_shared", "_fixed", "_live", "_sends", "_buf", "_tf_gate", "_ok",
-                 "_balance_sends", "_merging", "_merged", "_fd_note", "_markers")
+                 "_shared", "_fixed", "_live", "_sends", "_tf_gate", "_ok",
+                 "_balance_sends", "_merging", "_merged", "_unread", "_fd_note", "_markers")
 
     @classmethod
     def learn(cls, loop, tick, read):
@@ -185,7 +193,7 @@ class SteadyTick:
         n = loop.ticker.kd.NDoF
         self._kernel, self._ok, self._head, self._shapes = kernels.steady_tick, kernels.OK, \
             (*head, w_H_b), (size, shape, 1 + len(self._stamps), (2, n))
-        self._merged = kernels.MERGED
+        self._merged, self._unread = kernels.MERGED, kernels.UNREAD
         # take() while the fd note can only be this one: every joint received, each
         # effort unless forward dynamics is off by the settings or the readers
         self._merging = self._fd_note = None
@@ -196,9 +204,9 @@ class SteadyTick:
                 self._merging, self._fd_note = loop.inputs.merge_arguments(), note
         if like is not None and like._with_base == self._with_base \
                 and like._pack is self._pack:
-            self._layouts, self._shared, self._fixed, self._live, self._sends, self._buf, \
+            self._layouts, self._shared, self._fixed, self._live, self._sends, \
                 self._tf_gate = like._layouts, like._shared, like._fixed, like._live, \
-                like._sends, like._buf, like._tf_gate
+                like._sends, like._tf_gate
         else:
             self._layouts = tuple(self._messages.packed_layout(names, self._fd,
                                                                self._with_base)
@@ -206,11 +214,13 @@ class SteadyTick:
             shared = loop.planners.shared(n, representation)
             self._shared = shared is not None
             scatter = self._pack.scatter_arguments()
-            self._fixed, self._buf = (*(shared or (_NO_WORDS, 0, 0, 0)), *scatter), scatter[0]
-            # (handle, publish, start, end) of each message published, without /tf and with
+            self._fixed = (*(shared or (_NO_WORDS, 0, 0, 0)), *scatter)
+            # (handle, publish, its bytes) of each message published, without /tf and with:
+            # its bytes a copy of its slice of the kernel's buffer (a memoryview's tobytes)
+            view = memoryview(scatter[0])
             self._sends = tuple(
-                tuple((*self._senders[name], *at)
-                      for name, at in zip(names, self._pack.slices(names, aliases)))
+                tuple((*self._senders[name], view[start:end].tobytes)
+                      for name, (start, end) in zip(names, self._pack.slices(names, aliases)))
                 for names, aliases, _ in self._layouts)
             merger = loop.inputs.merger          # (its merged array itself)
             self._live = merger.merged_arrays()[0]
@@ -281,6 +291,8 @@ class SteadyTick:
             if status == self._merged:
                 sensors.joint_state_merged(times.item(0))
                 return None
+            if status == self._unread:      # (another name list, or another layout: this
+                self._merging = None        # one takes no more, the next one made asks)
             return False
         stamp_ns = times.item(0)
         sensors.joint_state_merged(stamp_ns)
@@ -299,11 +311,10 @@ class SteadyTick:
         # published through the handles (:func:`.outputs.byte_publisher`; the order and
         # gates of TickLoop.render: /tf by TickLoop.tf_turn's gate)
         due, period = self._tf_gate
-        buf = self._buf
-        for handle, publish, start, end in self._sends[
+        for handle, publish, data in self._sends[
                 self._tf and (due is None or due(stamp_ns, period))]:
             with handle:
-                publish(buf[start:end].tobytes())
+                publish(data())
         if self._balance:           # (computed only while read)
             self._publish_balance(loop, record, read)
         markers = self._markers     # (TickLoop.publish_markers' gate)
