@@ -127,7 +127,7 @@ class TickLoop:
         (:meth:`sensors_idle`); none with a timer (``rate`` > 0). While the steady tick
         takes them (:meth:`.steady_tick.SteadyTick.take`), it takes the bytes and ticks."""
         steady = self._steady
-        if steady is not None and steady.takes and steady.taken == self.inputs.taken \
+        if steady is not None and steady.taken == self.inputs.taken and steady.takes(self) \
                 and self.tick(data) is not False:
             return
         try:

@@ -44,6 +44,7 @@ __all__ = ["SteadyTick", "SteadyTickRecord"]
 
 _PER_TICK = ("com", "momentum", "gravity")
 _NO_WORDS = np.zeros(0)
+_UNASKED = object()     # SteadyTick.takes: not asked yet
 # the kernel's merge arguments when it merges no JointState (not read: of their types)
 _NO_MERGE = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8), np.zeros(0),
              np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64), 0, 0)
@@ -167,12 +168,13 @@ class SteadyTick:
         self._with_base = settings.publish_base_tf and base[2]
         self._massless_at = massless_at
         self._balance = not read.isdisjoint(loop.balance)     # ~/zmp, ... read
-        self._markers = loop.markers_gate(read)
         if like is not None:
+            self._markers = like._markers
             self._names, self._tf, self._senders = like._names, like._tf, like._senders
             self._timeout, self._messages = like._timeout, like._messages
             self._balance_sends = like._balance_sends
         else:
+            self._markers = loop.markers_gate(read)
             names = [n for n in _PER_TICK if loop.by_name[n] in read]
             self._names = (tuple(names), (*names, "tf"))          # without, with /tf
             self._tf = settings.publish_tf and loop.publishers.tf in read
@@ -194,14 +196,7 @@ class SteadyTick:
         self._kernel, self._ok, self._head, self._shapes = kernels.steady_tick, kernels.OK, \
             (*head, w_H_b), (size, shape, 1 + len(self._stamps), (2, n))
         self._merged, self._unread = kernels.MERGED, kernels.UNREAD
-        # take() while the fd note can only be this one: every joint received, each
-        # effort unless forward dynamics is off by the settings or the readers
-        self._merging = self._fd_note = None
-        if loop.takes_joint_states and loop.ticker.every_joint_received:
-            note = loop.ticker.torques(loop.inputs.merger,
-                                       loop.publishers.forward_dynamics in self._read)[1]
-            if (note == "") == self._fd and note is not EFFORTS_MISSING:
-                self._merging, self._fd_note = loop.inputs.merge_arguments(), note
+        self._merging, self._fd_note = _UNASKED, None      # (asked by takes())
         if like is not None and like._with_base == self._with_base \
                 and like._pack is self._pack:
             self._layouts, self._shared, self._fixed, self._live, self._sends, \
@@ -263,10 +258,20 @@ class SteadyTick:
             return None
         return self._publish(loop, read, stamp_ns, fd_note, out, poses, ages, joints)
 
-    @property
-    def takes(self):
-        """Whether :meth:`take` can take JointStates: those of the one name list the
-        compiled merge knows (:meth:`.inputs.SensorInputs.merge_arguments`)."""
+    def takes(self, loop):
+        """Whether :meth:`take` can take the JointStates of ``loop``: those of the one name
+        list the compiled merge knows (:meth:`.inputs.SensorInputs.merge_arguments`), while
+        each ticks at once and forward dynamics' note can only be this steady tick's (every
+        joint received, each effort unless forward dynamics is off by the settings or the
+        readers). Asked once, when first needed (not for the steady ticks that only
+        follow odometry and wrenches at each JointState)."""
+        if self._merging is _UNASKED:
+            self._merging = None
+            if loop.takes_joint_states and loop.ticker.every_joint_received:
+                note = loop.ticker.torques(loop.inputs.merger,
+                                           loop.publishers.forward_dynamics in self._read)[1]
+                if (note == "") == self._fd and note is not EFFORTS_MISSING:
+                    self._merging, self._fd_note = loop.inputs.merge_arguments(), note
         return self._merging is not None
 
     def take(self, loop, read, data, last_ns):
