@@ -30,7 +30,7 @@ the way above, unchanged.
 A performance trick, and nothing else: the plain path gives the same messages, states and
 diagnostics (test/ros/test_steady_tick.py compares them on a stream that takes every way in
 and out); in the running node the plain tick cost ~50 us more per JointState at 1 kHz, and
-the take saves 4-13 us more (docs/performance.md).
+the take saves 4-16 us more (docs/performance.md).
 """
 
 import numpy as np
