@@ -10,8 +10,8 @@ same ticks), and out of them every way it can: a wrench going stale, efforts mis
 (forward dynamics off) and back, a repeated stamp, a stamp going back, /tf at a lower rate
 than the ticks, two JointState publishers (two name lists); and the steady node's
 JointStates taken by its kernel (SteadyTick.take), declined where they must be, and once
-merged but not ticked (its tick failing). Exact
-equality: both run the same kernels on the same arrays."""
+merged but not ticked (its tick failing). Exact equality: both run the same kernels on the
+same arrays."""
 
 import pathlib
 import sys
@@ -320,13 +320,12 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
 def test_the_steady_tick_kernel_given_a_joint_state_merges_it_then_ticks(icub_urdf):
     """:func:`.kernels.steady_tick` given a JointState's bytes (:meth:`.SteadyTick.take`'s
     one call) leaves what :func:`.kernels.merge_joint_state` and then the same kernel
-    without bytes leave, bit for
-    bit (merged values, flags and stamp; out, poses, ages, state, shared words, message
-    bytes), on JointStates of the learnt name list; and nothing (but scratch: the ages),
-    with the status that says why, for a stamp that is 0, not after the last tick's or
-    before the steady tick's (NOT_NEWER), a stale wrench (STALE), changed or cut bytes and
-    NaN (the merge's); and the merge alone when the tick fails (MERGED: a NaN base
-    velocity)."""
+    without bytes leave, bit for bit (merged values, flags and stamp; out, poses, ages,
+    state, shared words, message bytes), on JointStates of the learnt name list; and
+    nothing (but scratch: the ages), with the status that says why, for a stamp that is 0,
+    not after the last tick's or before the steady tick's (NOT_NEWER), a stale wrench
+    (STALE), changed or cut bytes and NaN (the merge's); and the merge alone when the tick
+    fails (MERGED: a NaN base velocity)."""
     from kin_dyn_ros.dynamics import KinDynComputations
     from kin_dyn_ros.node.conversions import JointStateMerger
     from kin_dyn_ros.node.inputs import SensorInputs
