@@ -2102,6 +2102,14 @@ def _u32(data, p):
             | ((data[p + 3] + 0) << 24))
 
 
+@_jit
+def _header_stamp(data):
+    """(sec (int32), nanosec) of the header stamp of a message's plain little-endian CDR
+    bytes ``data`` (at least 12 bytes: the stamp is first after the encapsulation)."""
+    sec = _u32(data, 4)
+    return sec - 4294967296 if sec >= 2147483648 else sec, _u32(data, 8)
+
+
 def merge_layout(count, size, starts, lengths, columns, joints, mimic_columns, mimic_joints):
     """The ``layout`` (int64) of :func:`merge_joint_state` for a name list of ``count`` names
     taking ``size`` bytes whose bytes compared are the runs ``starts`` (offsets from the
@@ -2174,9 +2182,7 @@ def merge_joint_state(data, layout, expected, raw, block, values, received, effo
     mimic = cols + 2 * ncols
     for i in range(nmimic):
         values[2, layout[mimic + nmimic + i]] = block[2 * width + layout[mimic + i]]
-    sec = _u32(data, 4)
-    stamp[0] = sec - 4294967296 if sec >= 2147483648 else sec
-    stamp[1] = _u32(data, 8)
+    stamp[0], stamp[1] = _header_stamp(data)
     return OK
 
 
@@ -2242,9 +2248,7 @@ def read_stamped(data, size, keep, expected, starts, counts, end, raw, read, val
                     + pose[r, 2] * values[last + 2]
                 rotated[3 + r] = pose[r, 0] * values[last + 3] \
                     + pose[r, 1] * values[last + 4] + pose[r, 2] * values[last + 5]
-    sec = _u32(data, 4)
-    stamp[0] = sec - 4294967296 if sec >= 2147483648 else sec
-    stamp[1] = _u32(data, 8)
+    stamp[0], stamp[1] = _header_stamp(data)
     return OK
 
 
@@ -2321,9 +2325,8 @@ def steady_tick(data, layout, expected, raw, block, received, effort_received, m
     if len(data) > 0:
         if len(data) < 12:
             return UNREAD
-        sec = _u32(data, 4)
-        stamp = (sec - 4294967296 if sec >= 2147483648 else sec) * 1_000_000_000 \
-            + _u32(data, 8)
+        sec, nanosec = _header_stamp(data)
+        stamp = sec * 1_000_000_000 + nanosec
         if stamp == 0 or stamp <= last_ns or stamp < since_ns:
             return NOT_NEWER
         stamps[0] = stamp
