@@ -485,7 +485,7 @@ def _warm(compiled, names):
         flags, words = np.zeros(n, np.bool_), np.zeros(7 + 22 + 2 * n)
         compiled.k.steady_tick(
             b"", none, raw, raw, raw.view(np.float64), flags, flags, np.zeros(2, np.int64), 0,
-            0, compiled.mf, compiled.mi, 2, h, np.zeros((3, n)), z6, np.empty((2, n)),
+            0, 0, compiled.mf, compiled.mi, 2, h, np.zeros((3, n)), z6, np.empty((2, n)),
             NO_TARGETS, _EMPTY, np.empty(22 * n + 19), np.empty((n + 1, 4, 4)), np.empty(1),
             np.zeros(2, np.int64), True, False, 0.1, True, words, 7, 1, 0, buf, NO_FRAMES,
             NO_FRAMES, pairs, np.zeros((2, 0), np.int64), np.zeros((2, 0)))

@@ -2292,9 +2292,9 @@ MERGED = 7         # steady_tick: a JointState merged, but the tick failed (the 
 
 @_jit
 def steady_tick(data, layout, expected, raw, block, received, effort_received, merged,
-                last_ns, since_ns, mf, mi, rep, w_H_b, values, nu, state, targets, wrenches,
-                out, poses, ages, stamps, with_pose, with_odometry, timeout, fd, words, header,
-                generation, code, buf, sources, places, pairs, mimic, factors):
+                last_ns, since_ns, until_ns, mf, mi, rep, w_H_b, values, nu, state, targets,
+                wrenches, out, poses, ages, stamps, with_pose, with_odometry, timeout, fd, words,
+                header, generation, code, buf, sources, places, pairs, mimic, factors):
     """A node's tick in one call: :func:`tick`, its state into shared memory
     (:func:`share_state`) and its numbers into a buffer of serialised messages
     (:func:`scatter_words`), for a tick whose inputs keep their layout; with a JointState
@@ -2319,7 +2319,8 @@ def steady_tick(data, layout, expected, raw, block, received, effort_received, m
     merged into ``values`` by :func:`merge_joint_state` (``layout``, ``expected``, ``raw``,
     ``block``, ``received``, ``effort_received``; ``merged`` (2,) gets its stamp's sec and
     nanosec) before the tick. It returns OK; or, with nothing changed: NOT_NEWER (the
-    stamp is 0, not after ``last_ns``, the last tick's, or before ``since_ns``), STALE,
+    stamp is 0, not after ``last_ns``, the last tick's, or not in [``since_ns``,
+    ``until_ns``): the stamps whose inputs the caller's arguments are), STALE,
     UNREAD or NOT_FINITE (the merge's); or MERGED: merged, but the tick failed (the caller
     ticks it). Without, the merge's arguments are not read (empty arrays will do)."""
     if len(data) > 0:
@@ -2327,7 +2328,7 @@ def steady_tick(data, layout, expected, raw, block, received, effort_received, m
             return UNREAD
         sec, nanosec = _header_stamp(data)
         stamp = sec * 1_000_000_000 + nanosec
-        if stamp == 0 or stamp <= last_ns or stamp < since_ns:
+        if stamp == 0 or stamp <= last_ns or stamp < since_ns or stamp >= until_ns:
             return NOT_NEWER
         stamps[0] = stamp
     stamp = stamps[0]

@@ -33,9 +33,10 @@ from .conversions import finite_array, ns_to_stamp, pose_list_to_matrix
 from .outputs import NO_SUBSCRIPTION_EVENTS
 from .sensor_thread import SensorThread
 
-__all__ = ["INPUT_BUFFER", "Timed", "TickInputs", "SensorInputs", "subscribe_sensors"]
+__all__ = ["INPUT_BUFFER", "NEVER", "Timed", "TickInputs", "SensorInputs", "subscribe_sensors"]
 
 INPUT_BUFFER = 32   # odometry and wrench messages kept to match a JointState's stamp
+NEVER = 2**63 - 1   # [ns] a stamp no input reaches (int64: the steady tick kernel's too)
 
 
 class OdometryValue(NamedTuple):
@@ -63,12 +64,24 @@ class Timed:
 def matching(buffer, stamp_ns):
     """The input of ``buffer`` with the stamp ``stamp_ns``, else the newest one not newer,
     else the oldest one (every buffered input is newer); None for an empty buffer."""
+    return matched(buffer, stamp_ns)[0]
+
+
+def matched(buffer, stamp_ns):
+    """(:func:`matching`'s input, the first stamp [ns] from which a later stamp matches
+    another: the least of the inputs' taken after it, all newer than ``stamp_ns``; NEVER
+    when none was); (None, NEVER) for an empty buffer."""
     if not buffer:
-        return None
+        return None, NEVER
+    until, found = NEVER, None
     for entry in reversed(buffer):
         if entry.stamp_ns <= stamp_ns:
-            return entry
-    return buffer[0]
+            found = entry
+            break
+        until = min(until, entry.stamp_ns)
+    if found is None:                  # (every one newer: the oldest, until the next one)
+        found, until = buffer[0], min((e.stamp_ns for e in list(buffer)[1:]), default=NEVER)
+    return found, until
 
 
 @dataclass
@@ -244,36 +257,33 @@ class SensorInputs:
         stamp_ns = not self.ignore_timestamp and stamp[0] * 1_000_000_000 + stamp[1]
         return Timed(frame, value, stamp_ns or now, now)
 
-    def newest_matches(self):
-        """(odometry Timed or None, [(contact, Timed)]) of the last :meth:`for_tick` when each
-        was its buffer's newest input (until :attr:`taken` changes, the matches of every
-        later stamp), else None."""
+    def kept_matches(self):
+        """(odometry Timed or None, [(contact, Timed)], until_ns) of the last :meth:`for_tick`
+        (stamp t): until :attr:`taken` changes, the matches of every stamp in [t,
+        until_ns) too (NEVER: of every later stamp); None when it kept none."""
         kept = self._matches
-        return None if kept is None or kept[0] != self.taken else (kept[3], kept[4])
+        return None if kept is None or kept[0] != self.taken else (kept[4], kept[5], kept[3])
 
     def for_tick(self, stamp_ns, contacts, wrench_timeout):
         """:class:`TickInputs` of a tick at JointState stamp ``stamp_ns`` [ns] for the
         ``contacts`` of the model; a wrench further than ``wrench_timeout`` [s] is stale.
 
-        The matches of the last call are kept when each was its buffer's last input (not
-        newer than that call's stamp, or the only one): until an input is taken, they are the
-        matches of every later stamp too (most ticks: only the ages are computed)."""
+        The matches of the last call are kept, with the stamp up to which they hold (the
+        least stamp of the inputs buffered after them, all newer: :func:`matched`): until an
+        input is taken, they are the matches of every stamp from that call's up to it (most
+        ticks: only the ages are computed)."""
         kept = self._matches
         if kept is not None and kept[0] == self.taken and kept[1] is contacts \
-                and stamp_ns >= kept[2]:
-            return _tick_inputs(stamp_ns, kept[3], kept[4], wrench_timeout)
-        odometry = matching(self.odometry_buffer, stamp_ns)
-        matched = [(self.odometry_buffer, odometry)] if odometry is not None else []
+                and kept[2] <= stamp_ns < kept[3]:
+            return _tick_inputs(stamp_ns, kept[4], kept[5], wrench_timeout)
+        odometry, until = matched(self.odometry_buffer, stamp_ns)
         wrenches = []
         for contact in contacts:
-            buffer = self.wrench_buffers.get(contact)
-            w = matching(buffer, stamp_ns)
+            w, later = matched(self.wrench_buffers.get(contact), stamp_ns)
             if w is not None:
                 wrenches.append((contact, w))
-                matched.append((buffer, w))
-        newest = all(m is buffer[-1] for buffer, m in matched)
-        self._matches = (self.taken, contacts, stamp_ns, odometry, wrenches) if newest \
-            else None
+                until = min(until, later)
+        self._matches = (self.taken, contacts, stamp_ns, until, odometry, wrenches)
         return _tick_inputs(stamp_ns, odometry, wrenches, wrench_timeout)
 
 

@@ -218,7 +218,8 @@ class TickLoop:
                 return True
             stamp_ns = self._last_stamp_ns = tick.stamp_ns
         else:
-            if steady is not None and steady.taken != inputs.taken:   # odometry, wrenches
+            if steady is not None and (steady.taken != inputs.taken    # odometry, wrenches
+                                       or stamp_ns >= steady.until_ns):  # (or newer ones)
                 steady = self._steady = steady.follow(self)
             tick = None if steady is None else steady.run(self, read)
         plain = tick is None

@@ -11,14 +11,15 @@ plain way makes them) and computes each tick by one kernel call
 state shared with the services' process, every per-tick message's numbers in its
 :class:`.template_pack.TemplatePack`), their publishes and, when due, the ~/markers array
 (the loop then hands the contact mechanics their steps, as after any tick); the Tick it
-leaves makes its inputs and result when read
-(:class:`SteadyTickRecord`). A tick it cannot compute exactly so (inputs not each their
-buffer's newest, a wrench going stale, odometry of a link other than the root, other
-readers, forward dynamics turning on or off, the kernel declining) is computed the plain
-way, and a new SteadyTick is learnt from it. While ~/zmp, ~/capture_point or ~/cop is read,
-the steady tick publishes them too, their numbers from the kernel's output
-(``PreparedTick.balance_vector``) through the handles, as :meth:`.loop.TickLoop.
-balance_messages` would give them.
+leaves makes its inputs and result when read (:class:`SteadyTickRecord`). Its ticks are
+those of the stamps up to the first newer input buffered (JointStates behind the odometry
+and wrenches, as in a backlog, are steady too; from that stamp on it follows them). A
+tick it cannot compute exactly so (a wrench going stale, odometry of a link other than
+the root, other readers, forward dynamics turning on or off, the kernel declining) is
+computed the plain way, and a new SteadyTick is learnt from it. While ~/zmp,
+~/capture_point or ~/cop is read, the steady tick publishes them too, their numbers from
+the kernel's output (``PreparedTick.balance_vector``) through the handles, as
+:meth:`.loop.TickLoop.balance_messages` would give them.
 
 While each JointState ticks at once and nothing but JointStates came since the last tick,
 the steady tick also takes the JointState itself (:meth:`SteadyTick.take`): the kernel,
@@ -36,7 +37,7 @@ the take saves 4-16 us more (docs/performance.md).
 import numpy as np
 
 from .conversions import ns_words
-from .inputs import TickInputs
+from .inputs import NEVER, TickInputs
 from .outputs import byte_publisher
 from .tick import EFFORTS_MISSING, MeasuredState, Tick, same_inputs
 
@@ -47,7 +48,7 @@ _NO_WORDS = np.zeros(0)
 _UNASKED = object()     # SteadyTick.takes: not asked yet
 # the kernel's merge arguments when it merges no JointState (not read: of their types)
 _NO_MERGE = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8), np.zeros(0),
-             np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64), 0, 0)
+             np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64), 0, 0, 0)
 
 
 class SteadyTick:
@@ -56,8 +57,8 @@ class SteadyTick:
     wrench taken (:meth:`follow`). Never changed once made (its ticks' records read it
     later), but for :meth:`take` giving up on a name list it does not know."""
 
-    __slots__ = ("taken", "_read", "_stamp_ns", "_odometry", "_wrenches", "_stamps",
-                 "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_senders",
+    __slots__ = ("taken", "until_ns", "_read", "_stamp_ns", "_odometry", "_wrenches",
+                 "_stamps", "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_senders",
                  "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
                  "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
                  "_shared", "_fixed", "_live", "_sends", "_tf_gate", "_ok",
@@ -78,7 +79,8 @@ class SteadyTick:
 
     def follow(self, loop):
         """The SteadyTick of the latest JointState's tick and those after it, once odometry
-        or wrenches were taken since this one (:attr:`taken` is not the inputs'): the inputs
+        or wrenches were taken since this one (:attr:`taken` is not the inputs') or its
+        stamp reached :attr:`until_ns` (a newer input buffered before applies): the inputs
         matched to its stamp (:meth:`.inputs.SensorInputs.for_tick`), their base state and
         PreparedTick; None when the plain way must compute it (:meth:`_make`). When the
         inputs are new values of this one's (:meth:`_newest`), only what changes is made."""
@@ -133,8 +135,8 @@ class SteadyTick:
             w_H_b, nu, have_base = loop.ticker.base_state(odometry, None, None)
             base = (w_H_b, nu, have_base, base[3])
         stamps = [(contact, w.stamp_ns) for contact, w in matched]
-        return SteadyTick(loop, self._read, stamp_ns, odometry, wrenches, stamps, base,
-                          prepared, self._pack, self._fd, self._massless_at, self)
+        return SteadyTick(loop, self._read, (stamp_ns, NEVER), odometry, wrenches, stamps,
+                          base, prepared, self._pack, self._fd, self._massless_at, self)
 
     @classmethod
     def _make(cls, loop, read, stamp_ns, inputs, base, prepared, fd, massless_at, like=None):
@@ -143,11 +145,12 @@ class SteadyTick:
         PreparedTick of its wrenches), forward dynamics (``fd``) and ~/forward_dynamics'
         massless flag at ``massless_at`` of the kernel's output (``like``: a SteadyTick of the
         same readers and settings, whose publishing it takes); None when the next ticks
-        need the plain way: the inputs not each its buffer's newest, a stale wrench, a base
-        state not from the odometry alone (:func:`_base_from`), no compiled PreparedTick or
-        no usable template pack with the compiled scatter. Its wrenches' stamps come from
-        the matches once."""
-        matches = loop.inputs.newest_matches()
+        need the plain way: no matches kept by the inputs, a stale wrench, a base state not
+        from the odometry alone (:func:`_base_from`), no compiled PreparedTick or no usable
+        template pack with the compiled scatter. Its wrenches' stamps, and the stamp from
+        which newer inputs apply, come from the matches once (:meth:`.inputs.SensorInputs.
+        kept_matches`): its ticks are those of the stamps in between."""
+        matches = loop.inputs.kept_matches()
         if matches is None or inputs.stale or prepared is None \
                 or not same_inputs(prepared.frame_wrenches, inputs.wrenches) \
                 or not _base_from(loop, inputs.odometry):
@@ -156,13 +159,14 @@ class SteadyTick:
         if not pack or pack.scatter_arguments() is None:       # (no compiled scatter)
             return None
         stamps = [(c, w.stamp_ns) for c, w in matches[1] if c in inputs.wrenches]
-        return cls(loop, read, stamp_ns, inputs.odometry, inputs.wrenches, stamps, base,
-                   prepared, pack, fd, massless_at, like)
+        return cls(loop, read, (stamp_ns, matches[2]), inputs.odometry, inputs.wrenches,
+                   stamps, base, prepared, pack, fd, massless_at, like)
 
-    def __init__(self, loop, read, stamp_ns, odometry, wrenches, stamps, base, prepared, pack,
+    def __init__(self, loop, read, stamps_ns, odometry, wrenches, stamps, base, prepared, pack,
                  fd, massless_at, like=None):
         settings = loop.settings
-        self.taken, self._read, self._stamp_ns = loop.inputs.taken, read, stamp_ns
+        self.taken, self._read = loop.inputs.taken, read
+        self._stamp_ns, self.until_ns = stamps_ns       # (its ticks: the stamps in between)
         self._odometry, self._wrenches, self._stamps = odometry, wrenches, stamps
         self._base, self._fd, self._prepared, self._pack = base, fd, prepared, pack
         self._with_base = settings.publish_base_tf and base[2]
@@ -237,7 +241,8 @@ class SteadyTick:
         0.5-2 us on cold caches (docs/performance.md, "Session 34"; the kernel in place of
         three calls and the Python between them: "Session 36")."""
         sensors, stamp_ns = loop.inputs, loop.inputs.joint_state_stamp_ns
-        if stamp_ns < self._stamp_ns or (read is not self._read and read != self._read):
+        if not self._stamp_ns <= stamp_ns < self.until_ns \
+                or (read is not self._read and read != self._read):
             return None
         tau, fd_note = loop.ticker.torques(sensors.merger,
                                            loop.publishers.forward_dynamics in read)
@@ -289,9 +294,9 @@ class SteadyTick:
         out, poses, ages, joints = np.empty(size), np.empty(shape), np.empty(count), \
             np.empty(pair)
         times = self._times
-        status = self._kernel(data, *self._merging, last_ns, self._stamp_ns, *self._head,
-                              self._live, self._base[1], joints, *self._wrench, out, poses,
-                              ages, times, *self._tail)
+        status = self._kernel(data, *self._merging, last_ns, self._stamp_ns, self.until_ns,
+                              *self._head, self._live, self._base[1], joints, *self._wrench,
+                              out, poses, ages, times, *self._tail)
         if status != self._ok:
             if status == self._merged:
                 sensors.joint_state_merged(times.item(0))

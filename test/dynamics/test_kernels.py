@@ -387,7 +387,7 @@ def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
         out, poses, ages = np.full(size, 7.0), np.full(shape, 7.0), np.full(2, 7.0)
         words, buf = np.zeros(7 + 22 + 2 * n), np.zeros(8 * 63, np.uint8)
         words[0], state = 4.0, np.full((2, n), 7.0)
-        status = k.steady_tick(b"", *no_merge, 0, 0, *head, st.w_H_b,
+        status = k.steady_tick(b"", *no_merge, 0, 0, 0, *head, st.w_H_b,
                                np.stack([s, st.s_dot, st.tau]), st.base_vel,
                                state, *wrench, out, poses, ages, stamps, True, True, timeout,
                                True, words, 7, 3, 2, buf, sources, places, pairs_at,

@@ -262,13 +262,14 @@ def test_strings_layout_learns_only_plain_little_endian_bytes_it_can_read():
     assert strings_layout(data[:12] + (10 ** 8).to_bytes(4, 'little') + data[16:], 1) is None
 
 
-def test_for_tick_matches_each_input_as_its_definition_says(icub_urdf):
-    """SensorInputs.for_tick (which keeps its last matches while no input is taken) against
-    the definition, on a random stream: per buffer, the input with the JointState's stamp,
-    else the newest one not newer, else the oldest one; ages = JointState stamp - input
-    stamp; a wrench further than wrench_timeout is stale. Inputs come ahead of the ticks and
-    behind them (each topic in stamp order, as one publisher sends it); ticks mostly go
-    forward, some repeat or go back."""
+def test_for_tick_matches_each_input_as_its_definition_says(icub_urdf, monkeypatch):
+    """SensorInputs.for_tick (which keeps its last matches while no input is taken, for the
+    stamps up to the first newer input buffered) against the definition, on a random
+    stream: per buffer, the input with the JointState's stamp, else the newest one not
+    newer, else the oldest one; ages = JointState stamp - input stamp; a wrench further
+    than wrench_timeout is stale. Inputs come ahead of the ticks and behind them (each topic
+    in stamp order, as one publisher sends it); ticks mostly go forward, some repeat or go
+    back."""
     from geometry_msgs.msg import WrenchStamped
     from nav_msgs.msg import Odometry
     kd = KinDynComputations(icub_urdf)
@@ -288,8 +289,12 @@ def test_for_tick_matches_each_input_as_its_definition_says(icub_urdf):
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(int(t_ns), 10 ** 9)
         return msg
 
-    tick_ns, kept_ticks = 10_000 * ms, 0
+    tick_ns, kept_ticks, kept_older = 10_000 * ms, 0, 0
     last = {}                           # per topic, its last stamp [ns]
+    searches = []                       # (a tick that searched no buffer: the kept matches)
+    search = inputs_module.matched
+    monkeypatch.setattr(inputs_module, 'matched',
+                        lambda *a: searches.append(1) or search(*a))
 
     def next_stamp(topic):
         last[topic] = max(last.get(topic, 0), tick_ns + int(rng.integers(-30, 4)) * ms)
@@ -308,10 +313,14 @@ def test_for_tick_matches_each_input_as_its_definition_says(icub_urdf):
             inputs.take_wrench(contact, stamped(w, next_stamp(contact)))
         else:
             tick_ns += int(rng.choice([1, 2, 0, -3, -40], p=[.9, .04, .03, .02, .01])) * ms
-            kept_ticks += inputs._matches is not None
             timeout = float(rng.choice([0.005, 0.02, 1.0]))
+            searched = len(searches)
             got = inputs.for_tick(tick_ns, contacts, timeout)
             odometry = definition(inputs.odometry_buffer, tick_ns)
+            kept = len(searches) == searched
+            kept_ticks += kept
+            kept_older += kept and odometry is not None \
+                and odometry is not inputs.odometry_buffer[-1]
             assert got.odometry is odometry
             assert got.odometry_age == (None if odometry is None
                                         else (tick_ns - odometry.stamp_ns) * 1e-9)
@@ -329,4 +338,5 @@ def test_for_tick_matches_each_input_as_its_definition_says(icub_urdf):
             for c, (frame, value) in want.items():
                 assert got.wrenches[c][0] == frame and got.wrenches[c][1] is value
                 assert got.wrench_ages[c] == ages[c]
-    assert kept_ticks > 300           # the kept matches were used (and checked) often
+    assert kept_ticks > 1500          # the kept matches were used (and checked) often,
+    assert kept_older > 200, kept_older    # also while a newer odometry was buffered

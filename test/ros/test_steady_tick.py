@@ -6,7 +6,8 @@ tick by tick; once more with ~/zmp, ~/capture_point and ~/cop read (published by
 tick too, from its record's result). The stream takes the steady ticks every way they go:
 odometry and wrenches arriving (every 10th JointState: followed), ~/markers and the contact
 mechanics due (both read; the nodes' clock driven by the test, so that they are due at the
-same ticks), and out of them every way it can: a wrench going stale, efforts missing
+same ticks), odometry and wrenches stamped ahead of the JointStates (as in a backlog), and
+out of them every way it can: a wrench going stale, efforts missing
 (forward dynamics off) and back, a repeated stamp, a stamp going back, /tf at a lower rate
 than the ticks, two JointState publishers (two name lists); and the steady node's
 JointStates taken by its kernel (SteadyTick.take), declined where they must be, and once
@@ -52,6 +53,7 @@ BALANCE = {'zmp': (PointStamped, 'zmp'), 'capture_point': (PointStamped, 'captur
            'cop': (CentresOfPressure, 'cop')}
 NOW = [0]           # the nodes' loops' clock [ns]: each JointState's arrival, 1 ms apart
 FAILING = {121, 122, 255}    # JointStates merged by the steady tick whose tick then fails
+AHEAD_NS = 2_500_000         # odometry and wrenches stamped ahead of their JointState
 
 
 @pytest.fixture(scope='module')
@@ -213,10 +215,12 @@ def stream(kd):
         if k % 10 == 3:         # (not with the contact mechanics, due at k % 10 == 0)
             h = np.eye(4)
             h[:3, 3] = [0.01 * k / TICKS, 0.0, 0.6]
-            odometry = odometry_msg('odom', 'root_link', h, rng.normal(size=6) * 0.1, stamp)
+            ahead = AHEAD_NS if 130 <= k < 200 else 0     # (JointStates behind: a backlog)
+            at = Time(sec=(t + ahead) // 10**9, nanosec=(t + ahead) % 10**9)
+            odometry = odometry_msg('odom', 'root_link', h, rng.normal(size=6) * 0.1, at)
             for foot in FEET if not 200 <= k < 400 else FEET[:1]:    # r_sole stale 300-400
                 wrenches[foot] = wrench_msg(foot, [*rng.normal(size=2), 150.0,
-                                                   *rng.normal(size=3) * 0.1], stamp)
+                                                   *rng.normal(size=3) * 0.1], at)
         yield (js if k >= 620 else serialize_message(js), odometry and serialize_message(odometry),
                {f: serialize_message(w) for f, w in wrenches.items()})
 
@@ -303,6 +307,9 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
     assert 0.5 < steady_share < 0.95, steady_share      # steady mostly, plain where it must
     assert not any(kinds[310:400]), 'a stale wrench: the plain way (it logs it)'
     assert all(kinds[k] for k in range(13, 290, 10)), 'odometry and wrenches came: followed'
+    assert all(kinds[130:200]), 'JointStates behind the odometry and wrenches: steady too'
+    behind = [how for how, k in taken if 130 <= k < 200 and k % 10 in (4, 5, 6)]
+    assert behind == ['ticked', 'ticked', 'not taken'] * 7, 'taken until the newer inputs'
     assert all(kinds[k] for k in range(10, 290, 10)), 'contact mechanics due: steady too'
     markers = [(t - 10**9) // 1_000_000 for t, _ in steady.record['markers']]
     assert sum(kinds[k] for k in markers) > len(markers) // 2, '~/markers on steady ticks'
@@ -323,7 +330,8 @@ def test_the_steady_tick_kernel_given_a_joint_state_merges_it_then_ticks(icub_ur
     without bytes leave, bit for bit (merged values, flags and stamp; out, poses, ages,
     state, shared words, message bytes), on JointStates of the learnt name list; and
     nothing (but scratch: the ages), with the status that says why, for a stamp that is 0,
-    not after the last tick's or before the steady tick's (NOT_NEWER), a stale wrench
+    not after the last tick's, before the steady tick's or from a newer input's on
+    (NOT_NEWER), a stale wrench
     (STALE), changed or cut bytes and NaN (the merge's); and the merge alone when the tick
     fails (MERGED: a NaN base velocity)."""
     from kin_dyn_ros.dynamics import KinDynComputations
@@ -340,6 +348,7 @@ def test_the_steady_tick_kernel_given_a_joint_state_merges_it_then_ticks(icub_ur
                 np.zeros(0), np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64))
     w_H_b, nu = np.eye(4), rng.normal(size=6)     # (nu NaN: the tick fails, merged)
     last, since, wrench_ns = 5 * 10**9, 5 * 10**9 - 3, 5 * 10**9 - 20_000_000
+    until = last + 200_000_000           # (a newer input's stamp: the ticks before it)
 
     def message(stamp_ns, bad=None):
         msg = joint_state_msg(names, rng.normal(size=n), rng.normal(size=n), rng.normal(size=n),
@@ -375,8 +384,8 @@ def test_the_steady_tick_kernel_given_a_joint_state_merges_it_then_ticks(icub_ur
         tail = (out, poses, ages, times, True, False, 0.1, True, words, 7, 3, 2, buf,
                 sources, places, pairs, *no_mimic)
         if side == 'fused':
-            status = k.steady_tick(data, *arguments, last, since, *head, w_H_b, values, nu,
-                                   state, *wrench, *tail)
+            status = k.steady_tick(data, *arguments, last, since, until, *head, w_H_b, values,
+                                   nu, state, *wrench, *tail)
         else:
             status = ticking(values, state, tail)
         return status, [a.copy() for a in (values, *sides[side].merger.merged_arrays()[1:],
@@ -387,19 +396,20 @@ def test_the_steady_tick_kernel_given_a_joint_state_merges_it_then_ticks(icub_ur
             + int.from_bytes(data[8:12], 'little')
 
         def ticking(values, state, tail):
-            if stamp == 0 or stamp <= last or stamp < since:
+            if stamp == 0 or stamp <= last or not since <= stamp < until:
                 return k.NOT_NEWER
             if abs(stamp - wrench_ns) > 100_000_000:
                 return k.STALE
             if sides['reference']._compiled.merge(data) is None:
                 return None                      # (UNREAD or NOT_FINITE: nothing changed)
             tail[3][0] = stamp
-            status = k.steady_tick(b"", *no_merge, 0, 0, *head, w_H_b, values, nu, state,
+            status = k.steady_tick(b"", *no_merge, 0, 0, 0, *head, w_H_b, values, nu, state,
                                    *wrench, *tail)
             return k.OK if status == k.OK else k.MERGED
         return ticking
 
-    stamps = [last + 1_000_000 * j for j in range(-3, 60)] + [0, last, since - 1, 7 * 10**9]
+    stamps = [last + 1_000_000 * j for j in range(-3, 60)] + [0, last, since - 1, until,
+                                                              until - 50_000_000, 7 * 10**9]
     statuses = []
     for stamp in stamps:
         for bad in (None, None, 'nan', 'cut', 'changed', 'tick fails'):
