@@ -104,6 +104,10 @@ class DueSupport(NamedTuple):
     values: np.ndarray
 
 
+# ContactMechanics.quiet: the stamps [first, end) [ns] of ticks with no contact mechanics
+_NOT_QUIET, _ALWAYS_QUIET = (0, 0), (-2**63, 2**63 - 1)
+
+
 # -- the node's part -------------------------------------------------------------------------
 class ContactMechanics:
     """Publishers and per-tick support of one node."""
@@ -145,7 +149,7 @@ class ContactMechanics:
         self._period_ns = int(1e9 / rate) if rate > 0.0 else 0
         self._contacts = {} if kd is None else {c: make_contact(geometry[c]) for c in names}
         self._names, self._objects = tuple(self._contacts), tuple(self._contacts.values())
-        self._clear()
+        self._clear()             # (and quiet: the worker's state may have changed too)
         self._messages = SupportMessages(settings.world_frame)
         self._torques = EffortMessage([] if kd is None else kd.joints_name_list)
         if kd is not None:
@@ -158,6 +162,7 @@ class ContactMechanics:
         self._support = self._state = self._stamp = None
         self._phase = OnPhase()      # equilibrium_rate, by stamps
         self._fresh = False
+        self.quiet = _NOT_QUIET
 
     @property
     def contacts(self):
@@ -254,13 +259,24 @@ class ContactMechanics:
     def has_work(self, stamp_ns):
         """Whether the tick of stamp ``stamp_ns`` [ns] has contact mechanics to do
         (:meth:`steps`): the support due and read, or an answer of the worker to take. Most
-        ticks have none: the node then schedules no steps for them."""
+        ticks have none: the node then schedules no steps for them.
+
+        When it has none and no request is in flight, :attr:`quiet` becomes (first, end)
+        [ns]: no tick of a stamp in [first, end) has any either, until the phase or the
+        worker's state changes (every method that changes them makes it empty again), so
+        that the caller need not ask for those (most ticks: no call)."""
         if not self._contacts:
+            self.quiet = _ALWAYS_QUIET
             return False
-        if self._worker.answered:
+        worker = self._worker
+        if worker.answered:
             return True
-        period = self._period_ns            # (most ticks: not due, two calls in all)
-        return period > 0 and self._phase.is_due(stamp_ns, period) and self._turn(stamp_ns)
+        period = self._period_ns
+        if period > 0 and self._phase.is_due(stamp_ns, period) and self._turn(stamp_ns):
+            return True
+        if not worker.busy:
+            self.quiet = self._phase.not_due(period) if period > 0 else _ALWAYS_QUIET
+        return False
 
     def _turn(self, t):
         """Whether a tick of stamp ``t`` [ns] computes the support: due (:meth:`_is_due`) and
@@ -280,9 +296,11 @@ class ContactMechanics:
     def _due(self, t):
         """At most equilibrium_rate ticks per second of stamps ``t`` [ns] (the phase is kept;
         a stamp going back restarts: :class:`.rates.OnPhase`)."""
+        self.quiet = _NOT_QUIET
         return self._period_ns > 0 and self._phase.take(t, self._period_ns)
 
     def _request_torques(self, stamp, support):
+        self.quiet = _NOT_QUIET
         kd, w_H_b, s = self._state    # the key: plain numbers pickle faster than a Time
         self._worker.submit(((stamp.sec, stamp.nanosec), support.names), w_H_b, s,
                             support.contacts)

@@ -323,13 +323,14 @@ def subscribe_sensors(node, settings, lock, on_joint_state, on_odometry, on_wren
     rclpy API is missing: :func:`.sensor_thread.available`)."""
     thread = None
     if settings.sensor_thread and SensorThread.available(node.get_logger()):
-        thread = SensorThread(node, on_error, on_idle=on_idle,
+        thread = SensorThread(node, on_error, on_idle=on_idle, lock=lock,
                               realtime=(settings.thread_priority, settings.ticking_cpus))
     group = None if thread is None else thread.group
 
-    def sensor(msg_type, topic, callback):
+    def sensor(msg_type, topic, callback):      # (the thread takes the lock itself)
         node.create_subscription(
-            msg_type, topic, _under(lock, callback), qos_profile_sensor_data,
+            msg_type, topic, callback if thread is not None else _under(lock, callback),
+            qos_profile_sensor_data,
             callback_group=group, event_callbacks=NO_SUBSCRIPTION_EVENTS, raw=True,
             qos_overriding_options=QoSOverridingOptions.with_default_policies())
     if settings.use_odometry:

@@ -127,7 +127,7 @@ class TickLoop:
         (:meth:`sensors_idle`); none with a timer (``rate`` > 0). While the steady tick
         takes them (:meth:`.steady_tick.SteadyTick.take`), it takes the bytes and ticks."""
         steady = self._steady
-        if steady is not None and steady.taken == self.inputs.taken and steady.takes(self) \
+        if steady is not None and steady.taken == self.inputs.taken and steady.offers \
                 and self.tick(data) is not False:
             return
         try:
@@ -237,7 +237,9 @@ class TickLoop:
         cpu = None if start_cpu is None else time.thread_time() - start_cpu
         end = time.perf_counter()                 # (cpu inside the wall interval: <= duration)
         self.stats.record((end, end - start, cpu))
-        if self._deferred is not None or self.mechanics.has_work(stamp_ns):
+        first, end = self.mechanics.quiet       # (most ticks: no contact mechanics, no call)
+        if self._deferred is not None or not first <= stamp_ns < end \
+                and self.mechanics.has_work(stamp_ns):
             self._schedule_steps(tick)      # (else it would do nothing)
 
     def publish(self, tick, read=None):

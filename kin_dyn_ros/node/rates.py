@@ -75,6 +75,12 @@ class OnPhase:
         due = self._next_ns
         return due is None or not due - period_ns <= stamp_ns < due
 
+    def not_due(self, period_ns):
+        """(first, end) [ns]: the stamps in [first, end) are not due (:meth:`is_due`) until a
+        turn is taken or the phase reset; (0, 0) (none) while the next is due."""
+        due = self._next_ns
+        return (0, 0) if due is None else (due - period_ns, due)
+
     def take(self, stamp_ns, period_ns):
         """Whether ``stamp_ns`` is due; if so it takes the turn (the next is a period on)."""
         if not self.is_due(stamp_ns, period_ns):

@@ -57,6 +57,7 @@ __all__ = ["SensorThread", "clock_ns"]
 
 WAIT_NS = 100_000_000   # wake-up period [ns] to notice a context shut down without a stop()
 IDLE_MAX_S = 0.005      # [s] longest taking without an on_idle call (deferred work's turn)
+_ACTIVE_FLAG = "_ros_time_is_active"   # rclpy TimeSource's (clock_ns; Humble on)
 SWEEP_CREDIT = 8        # drains that try every subscription after a sweep found a message
 SWEEP_EVERY = 8         # (and one in this many drains): SensorThread._drain
 
@@ -69,7 +70,9 @@ def clock_ns(clock, node=None):
     With ``node`` (whose time source turns ROS time on and off), a ROS clock reads the
     system clock while ROS time is off, as rcl does (CLOCK_REALTIME: ``time.time_ns()``),
     without the handle (2.1-2.6 against 6.5 us per read in the running node); through
-    the handle while it is on, or where the node has no such time source."""
+    the handle while it is on, or where the node has no such time source. Whether it is
+    on is read from the time source's flag (rclpy's private ``_ros_time_is_active``, from
+    Humble on: no property called per read), else its ``ros_time_is_active``."""
     handle = getattr(clock, "handle", None)
     if handle is None or not hasattr(handle, "get_now"):
         return lambda: clock.now().nanoseconds
@@ -82,8 +85,12 @@ def clock_ns(clock, node=None):
             or not isinstance(getattr(type(source), "ros_time_is_active", None), property):
         return now_ns
 
-    def ros_now_ns():
-        return now_ns() if source.ros_time_is_active else time.time_ns()
+    if type(getattr(source, _ACTIVE_FLAG, None)) is bool:
+        def ros_now_ns():
+            return now_ns() if source._ros_time_is_active else time.time_ns()  # _ACTIVE_FLAG
+    else:
+        def ros_now_ns():
+            return now_ns() if source.ros_time_is_active else time.time_ns()
     return ros_now_ns
 
 
@@ -114,6 +121,8 @@ class SensorThread:
       reported: the thread ends at its next wait.
     - ``with_info``: callbacks get ``(message, info)``, ``info`` the dict of rclpy's
       ``take_message`` (``source_timestamp``, ``received_timestamp`` [ns], ...).
+    - ``lock``: held around each callback (one the callbacks share with other threads; the
+      thread takes it itself: no wrapping function called per message).
     - ``realtime``: (SCHED_FIFO priority, CPUs) of the thread, set as it starts
       (:func:`.realtime.configure_thread`; refusals are warnings on the node's logger).
     - ``on_idle()``, if given, is called on the thread each time no message is pending,
@@ -148,9 +157,11 @@ class SensorThread:
                            f"sensor inputs are taken by the executor instead")
         return not missing
 
-    def __init__(self, node, on_error, with_info=False, on_idle=None, realtime=(0, ())):
+    def __init__(self, node, on_error, with_info=False, on_idle=None, realtime=(0, ()),
+                 lock=None):
         self.group = _ExecutorExcluded()
         self._node, self._on_error, self._with_info = node, on_error, with_info
+        self._lock = lock
         self._realtime = realtime
         self._on_idle = on_idle
         self._stopping = False   # (a plain flag: Event.is_set is a Python call, ~5 a tick)
@@ -328,8 +339,13 @@ class SensorThread:
             return False
         if taken is None:
             return False
+        lock = self._lock
         try:
-            callback(*(taken if self._with_info else taken[:1]))
+            if lock is None:
+                callback(*(taken if self._with_info else taken[:1]))
+            else:
+                with lock:
+                    callback(*(taken if self._with_info else taken[:1]))
         except Exception as exc:  # a bug in a callback: reported, the inputs go on
             self._report(sub, exc)
         return True

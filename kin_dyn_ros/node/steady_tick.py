@@ -45,7 +45,7 @@ __all__ = ["SteadyTick", "SteadyTickRecord"]
 
 _PER_TICK = ("com", "momentum", "gravity")
 _NO_WORDS = np.zeros(0)
-_UNASKED = object()     # SteadyTick.takes: not asked yet
+_UNASKED = object()     # SteadyTick._ask: not asked yet
 # the kernel's merge arguments when it merges no JointState (not read: of their types)
 _NO_MERGE = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8), np.zeros(0),
              np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64), 0, 0, 0)
@@ -55,9 +55,14 @@ class SteadyTick:
     """The ticks after a plain one (:meth:`learn`), while nothing but the JointState
     changes (:meth:`run`, or :meth:`take` with the JointState), and after each odometry or
     wrench taken (:meth:`follow`). Never changed once made (its ticks' records read it
-    later), but for :meth:`take` giving up on a name list it does not know."""
+    later), but for :meth:`take` giving up on a name list it does not know.
 
-    __slots__ = ("taken", "until_ns", "_read", "_stamp_ns", "_odometry", "_wrenches",
+    ``taken``: the inputs' count it was made at (:attr:`.inputs.SensorInputs.taken`);
+    ``until_ns``: the first stamp of a newer input buffered (its ticks: the stamps before);
+    ``offers``: whether JointStates may be given to :meth:`take` (False once it found it
+    cannot take them)."""
+
+    __slots__ = ("taken", "until_ns", "offers", "_read", "_stamp_ns", "_odometry", "_wrenches",
                  "_stamps", "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_senders",
                  "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
                  "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
@@ -200,7 +205,8 @@ class SteadyTick:
         self._kernel, self._ok, self._head, self._shapes = kernels.steady_tick, kernels.OK, \
             (*head, w_H_b), (size, shape, 1 + len(self._stamps), (2, n))
         self._merged, self._unread = kernels.MERGED, kernels.UNREAD
-        self._merging, self._fd_note = _UNASKED, None      # (asked by takes())
+        self._merging, self._fd_note = _UNASKED, None      # (asked by take(): _ask)
+        self.offers = True
         if like is not None and like._with_base == self._with_base \
                 and like._pack is self._pack:
             self._layouts, self._shared, self._fixed, self._live, self._sends, \
@@ -263,21 +269,21 @@ class SteadyTick:
             return None
         return self._publish(loop, read, stamp_ns, fd_note, out, poses, ages, joints)
 
-    def takes(self, loop):
+    def _ask(self, loop):
         """Whether :meth:`take` can take the JointStates of ``loop``: those of the one name
         list the compiled merge knows (:meth:`.inputs.SensorInputs.merge_arguments`), while
         each ticks at once and forward dynamics' note can only be this steady tick's (every
         joint received, each effort unless forward dynamics is off by the settings or the
-        readers). Asked once, when first needed (not for the steady ticks that only
-        follow odometry and wrenches at each JointState)."""
-        if self._merging is _UNASKED:
-            self._merging = None
-            if loop.takes_joint_states and loop.ticker.every_joint_received:
-                note = loop.ticker.torques(loop.inputs.merger,
-                                           loop.publishers.forward_dynamics in self._read)[1]
-                if (note == "") == self._fd and note is not EFFORTS_MISSING:
-                    self._merging, self._fd_note = loop.inputs.merge_arguments(), note
-        return self._merging is not None
+        readers). Asked once, by the first :meth:`take` (not for the steady ticks that only
+        follow odometry and wrenches at each JointState); :attr:`offers` False when not."""
+        self._merging = None
+        if loop.takes_joint_states and loop.ticker.every_joint_received:
+            note = loop.ticker.torques(loop.inputs.merger,
+                                       loop.publishers.forward_dynamics in self._read)[1]
+            if (note == "") == self._fd and note is not EFFORTS_MISSING:
+                self._merging, self._fd_note = loop.inputs.merge_arguments(), note
+        self.offers = self._merging is not None
+        return self.offers
 
     def take(self, loop, read, data, last_ns):
         """Take the JointState ``data`` (CDR bytes) and tick it as :meth:`run` would once
@@ -285,10 +291,12 @@ class SteadyTick:
         (:func:`..dynamics.kernels.steady_tick` given the bytes: merged, then ticked), when
         its stamp is after ``last_ns`` (the last tick's): its :class:`SteadyTickRecord`;
         None when it was taken but not ticked (the plain way ticks it); False when it was
-        not taken (nothing changed: the plain way takes it, and names what is wrong)."""
+        not taken (nothing changed: the plain way takes it, and names what is wrong). Asked
+        while :attr:`offers` (:meth:`_ask`, once)."""
         sensors = loop.inputs
         if read is not self._read and read != self._read or type(data) is not bytes \
-                or self._fd and not sensors.merger.efforts_complete:
+                or self._fd and not sensors.merger.efforts_complete \
+                or self._merging is _UNASKED and not self._ask(loop) or self._merging is None:
             return False            # (missing efforts may come with it: known once merged)
         size, shape, count, pair = self._shapes
         out, poses, ages, joints = np.empty(size), np.empty(shape), np.empty(count), \
@@ -302,7 +310,8 @@ class SteadyTick:
                 sensors.joint_state_merged(times.item(0))
                 return None
             if status == self._unread:      # (another name list, or another layout: this
-                self._merging = None        # one takes no more, the next one made asks)
+                self._merging, self.offers = None, False   # one takes no more, the next
+                # one made asks)
             return False
         stamp_ns = times.item(0)
         sensors.joint_state_merged(stamp_ns)

@@ -147,3 +147,20 @@ def test_a_contact_that_is_not_a_flat_sole_takes_the_plain_way(mechanics, ros_co
     finally:
         cm.close()
         node.destroy_node()
+
+
+def test_no_tick_in_the_quiet_stamps_has_work(mechanics):
+    """ContactMechanics.quiet (the stamps the node need not ask has_work about) on a 1 kHz
+    stream with jitter, pauses and stamps going back, equilibrium_rate 100 Hz, nothing
+    reading (each due tick's turn passes): no stamp in it has work, or takes a turn (the
+    window would move); and most stamps are in it."""
+    _, cm = mechanics
+    rng, t, inside = np.random.default_rng(4), 7 * 10**9, 0
+    for step in range(3000):
+        t += int(rng.choice([1, 2, 0, 25, -60], p=[.9, .04, .03, .02, .01])) * 1_000_000
+        first, end = cm.quiet
+        work = cm.has_work(t)
+        if first <= t < end:
+            inside += 1
+            assert not work and cm.quiet == (first, end), step
+    assert inside > 2000, inside

@@ -219,9 +219,13 @@ def test_the_fast_clock_reads_the_clock_and_falls_back_without_its_handle(contex
         node.destroy_node()
 
 
-def test_the_fast_clock_follows_use_sim_time(context):
+@pytest.mark.parametrize('flag', ['private flag', 'property'])
+def test_the_fast_clock_follows_use_sim_time(context, flag, monkeypatch):
     """clock_ns with the node reads the system clock while ROS time is off, the simulated
-    time while use_sim_time is on (set and cleared at run time), as ``clock.now()``."""
+    time while use_sim_time is on (set and cleared at run time), as ``clock.now()``; from
+    the time source's private flag, or its property where rclpy has no such flag."""
+    if flag == 'property':
+        monkeypatch.setattr(sensor_thread, '_ACTIVE_FLAG', '_no_such_flag')
     node = rclpy.create_node('sim_clock_probe', namespace=NAMESPACE, context=context)
     try:
         clock = node.get_clock()

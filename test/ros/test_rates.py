@@ -133,3 +133,21 @@ def test_on_phase_keeps_the_rate_after_a_stamp_going_back():
     first = sum(gate.take(k * MS, 10 * MS) for k in range(1000))
     again = sum(gate.take((500 + k) * MS, 10 * MS) for k in range(1000))
     assert first == again == 100
+
+
+def test_on_phase_not_due_is_exactly_the_stamps_that_are_not_due():
+    """OnPhase.not_due(period) against is_due, after every kind of turn (in phase, late, a
+    stamp going back, reset): a stamp is in [first, end) exactly when it is not due."""
+    gate, rng, period = OnPhase(), np.random.default_rng(3), 10 * MS
+    t, inside = 50 * MS, 0
+    for step in range(2000):
+        t += int(rng.choice([1, 2, 13, -40], p=[.9, .05, .03, .02])) * MS
+        if step % 500 == 250:
+            gate.reset()
+        first, end = gate.not_due(period)
+        for probe in (t, first - 1, first, end - 1, end, *rng.integers(t - 30 * MS, t + 30 * MS,
+                                                                       4)):
+            assert gate.is_due(int(probe), period) == (not first <= probe < end), (step, probe)
+        inside += first <= t < end
+        gate.take(t, period)
+    assert inside > 1500            # (most ticks of a 1 kHz stream: not due)

@@ -283,6 +283,30 @@ def test_with_info_gives_the_reception_time(pair):
     thread.stop()
 
 
+def test_a_lock_given_is_held_around_each_callback_and_released_after(pair):
+    """``lock``: each callback runs with it held, by the thread (also one that raises); a
+    holder elsewhere makes the thread wait before the callback."""
+    executor, lock, got, errors = pair[2], threading.Lock(), [], []
+
+    def callback(msg):
+        got.append((msg.data, lock.locked()))
+        if msg.data == 1:
+            raise RuntimeError('bad message')
+    thread, pub = wired(pair, lambda sub, exc: errors.append(exc), 'locked', callback,
+                        lock=lock)
+    thread.start()
+    for k in range(2):
+        pub.publish(Int32(data=k))
+    assert spin_until(executor, lambda: len(got) == 2 and errors)
+    assert got == [(0, True), (1, True)] and not lock.locked()
+    with lock:                          # (held here: the thread's callback waits for it)
+        pub.publish(Int32(data=2))
+        time.sleep(0.2)
+        assert len(got) == 2
+    assert spin_until(executor, lambda: len(got) == 3)
+    thread.stop()
+
+
 def test_a_failing_callback_is_reported_and_the_thread_goes_on(pair):
     executor = pair[2]
     errors, got = [], []
