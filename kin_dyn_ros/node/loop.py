@@ -22,7 +22,8 @@ reads and writes under it:
   JointStates' arrival on the node's clock (:class:`.rates.AtMost`, rviz needs no more),
   every output only while read;
   the contact mechanics at ``equilibrium_rate`` by stamps (:class:`.rates.OnPhase`, their
-  :meth:`.contact_mechanics.ContactMechanics.has_work`).
+  :meth:`.contact_mechanics.ContactMechanics.has_work`, not asked for the stamps of its
+  ``quiet`` window).
 - **The contact mechanics' steps** (:meth:`TickLoop.run_step`): on the sensor thread left to
   its idle moments, one step each; on any other thread run at once.
 

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 import rclpy
@@ -61,7 +62,11 @@ def test_a_middleware_thread_that_ended_is_passed_over(monkeypatch):
     from kin_dyn_ros.node import realtime
     ended = threading.Thread(target=lambda: None)
     ended.start()
-    ended.join()                          # its id no longer names a thread of this process
+    ended.join()          # (Python's join returns before the OS thread is gone: wait for it)
+    deadline = time.monotonic() + 5.0
+    while os.path.exists(f'/proc/self/task/{ended.native_id}') and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert not os.path.exists(f'/proc/self/task/{ended.native_id}')   # no thread's id now
     configured = []
     monkeypatch.setattr(realtime, 'native_threads', lambda: [ended.native_id, 4242])
 
