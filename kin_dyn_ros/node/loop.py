@@ -238,8 +238,8 @@ class TickLoop:
         cpu = None if start_cpu is None else time.thread_time() - start_cpu
         end = time.perf_counter()                 # (cpu inside the wall interval: <= duration)
         self.stats.record((end, end - start, cpu))
-        first, end = self.mechanics.quiet       # (most ticks: no contact mechanics, no call)
-        if self._deferred is not None or not first <= stamp_ns < end \
+        quiet_from, quiet_to = self.mechanics.quiet   # (most ticks: no contact mechanics)
+        if self._deferred is not None or not quiet_from <= stamp_ns < quiet_to \
                 and self.mechanics.has_work(stamp_ns):
             self._schedule_steps(tick)      # (else it would do nothing)
 
