@@ -73,15 +73,12 @@ def matched(buffer, stamp_ns):
     when none was); (None, NEVER) for an empty buffer."""
     if not buffer:
         return None, NEVER
-    until, found = NEVER, None
+    until = later = NEVER           # (later: the least stamp after the entry looked at)
     for entry in reversed(buffer):
         if entry.stamp_ns <= stamp_ns:
-            found = entry
-            break
-        until = min(until, entry.stamp_ns)
-    if found is None:                  # (every one newer: the oldest, until the next one)
-        found, until = buffer[0], min((e.stamp_ns for e in list(buffer)[1:]), default=NEVER)
-    return found, until
+            return entry, until
+        later, until = until, min(until, entry.stamp_ns)
+    return buffer[0], later         # (every one newer: the oldest, until the next one's)
 
 
 @dataclass

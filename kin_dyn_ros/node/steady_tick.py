@@ -167,11 +167,11 @@ class SteadyTick:
         return cls(loop, read, (stamp_ns, matches[2]), inputs.odometry, inputs.wrenches,
                    stamps, base, prepared, pack, fd, massless_at, like)
 
-    def __init__(self, loop, read, stamps_ns, odometry, wrenches, stamps, base, prepared, pack,
+    def __init__(self, loop, read, span_ns, odometry, wrenches, stamps, base, prepared, pack,
                  fd, massless_at, like=None):
         settings = loop.settings
         self.taken, self._read = loop.inputs.taken, read
-        self._stamp_ns, self.until_ns = stamps_ns       # (its ticks: the stamps in between)
+        self._stamp_ns, self.until_ns = span_ns     # (its ticks: the stamps in [first, until))
         self._odometry, self._wrenches, self._stamps = odometry, wrenches, stamps
         self._base, self._fd, self._prepared, self._pack = base, fd, prepared, pack
         self._with_base = settings.publish_base_tf and base[2]
@@ -310,8 +310,8 @@ class SteadyTick:
                 sensors.joint_state_merged(times.item(0))
                 return None
             if status == self._unread:      # (another name list, or another layout: this
-                self._merging, self.offers = None, False   # one takes no more, the next
-                # one made asks)
+                # one takes no more, the next one made asks)
+                self._merging, self.offers = None, False
             return False
         stamp_ns = times.item(0)
         sensors.joint_state_merged(stamp_ns)
