@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """Where kin_dyn_node's CPU per JointState goes, in-process (not a test).
 
-One real KinDynNode (rclpy, loopback DDS, iCub with config/icub.yaml's contacts, every output
-on) with a helper node subscribed (raw) to every per-tick output, so that publishing does
-the real work. The script feeds the node's callbacks as its sensor thread does (odometry and
-two sole wrenches every 10th JointState, as bench_node's publisher; CDR bytes; under the
-node's lock; the deferred contact mechanics run after each tick), one JointState per ms,
-and accumulates the thread CPU time of the pieces by wrapping them on the instance (the
-node's code is not changed): reading and merging the JointState, the tick's state and
-compute_tick, each output's rendering and its publish, the contact mechanics. Prints
-microseconds per JointState per piece; ``--total`` the total alone (no wrapper); ``--calls``
-the Python functions and C calls made per JointState (a count: the machine's speed does not
-change it; each costs ~2 us of CPU in the running node, where the caches are cold).
+One real KinDynNode (rclpy, loopback DDS, iCub with config/icub.yaml's contacts, every
+output on) with a helper node subscribed (raw) to every per-tick output, so that publishing
+does the real work. The script feeds the node's callbacks as its sensor thread does
+(odometry and two sole wrenches every 10th JointState, as bench_node's publisher, or every
+Nth with ``--aux-every N``; CDR bytes; under the node's lock; the deferred contact mechanics
+run after each tick), one JointState per ms, and accumulates the thread CPU time of the
+pieces by wrapping them on the instance (the node's code is not changed): reading and
+merging the JointState, the tick's state and compute_tick, each output's rendering and its
+publish, the contact mechanics. Prints microseconds per JointState per piece; ``--total``
+the total alone (no wrapper); ``--calls`` the Python functions and C calls made per
+JointState (a count: the machine's speed does not change it; each costs ~2 us of CPU in the
+running node, where the caches are cold).
 
 Usage:  source scripts/env.sh && python bench/profile_node_tick.py [--ticks 3000]
 """
@@ -44,6 +45,10 @@ def main():
                         "bench_node's set); default every one")
     parser.add_argument('--total', action='store_true',
                         help='the total alone: no piece wrapped (each wrapper costs ~1-2 us)')
+    parser.add_argument('--aux-every', type=int, default=10, metavar='N',
+                        help='odometry and two wrenches with every Nth JointState (default 10: '
+                        'bench_node\'s 100 Hz; 1: at 1 kHz, as from a robot\'s estimator and '
+                        'F/T sensors)')
     parser.add_argument('--calls', action='store_true',
                         help='count the Python and C calls per JointState (sys.setprofile, no '
                         'piece wrapped) instead of timing: a figure the machine\'s speed does '
@@ -100,8 +105,9 @@ def main():
 
     m = node.loop.model
     wrap(node.loop.inputs, 'take_joint_state', 'JointState: CDR read + merge')
-    wrap(node.loop.inputs, 'take_odometry', 'odometry (every 10th)')
-    wrap(node.loop.inputs, 'take_wrench', 'wrenches (2, every 10th)')
+    every = args.aux_every
+    wrap(node.loop.inputs, 'take_odometry', f'odometry (every {every}th)')
+    wrap(node.loop.inputs, 'take_wrench', f'wrenches (2, every {every}th)')
     wrap(node.loop.ticker, 'compute', 'tick: state + compute_tick')
     wrap(m.kd, 'compute_tick', '  of which compute_tick')
     wrap(node.loop, 'publish', 'publish: all outputs')
@@ -135,15 +141,16 @@ def main():
         return total
 
     def messages(count):
-        """(odometry and wrench bytes every 10th, else None; JointState bytes) x count, made
-        one at a time (between the timed calls, as a publisher's would be)."""
+        """(odometry and wrench bytes every ``--aux-every``th, else None; JointState bytes) x
+        count, made one at a time (between the timed calls, as a publisher's would be)."""
         nonlocal t_ns
         for k in range(count):
             t_ns += 1_000_000
             sec, nsec = divmod(t_ns, 1_000_000_000)
             for msg in (js, odom, wrench):
                 msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nsec
-            aux = [serialize_message(odom), serialize_message(wrench)] if k % 10 == 0 else None
+            aux = [serialize_message(odom), serialize_message(wrench)] \
+                if k % every == 0 else None
             yield aux, serialize_message(js)
 
     def take(aux, data):

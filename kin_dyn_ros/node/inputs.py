@@ -49,11 +49,11 @@ class OdometryValue(NamedTuple):
     mixed: object = None
 
 
-@dataclass(frozen=True)
-class Timed:
+class Timed(NamedTuple):
     """A validated input: odometry (frame = child link, value = an :class:`OdometryValue`)
     or a wrench (frame = expressed-in link, value = (6,) [force; torque]); stamp and arrival
-    on the node's clock in ns."""
+    on the node's clock in ns. (A named tuple: made at up to 3 kHz, a third of a frozen
+    dataclass's cost.)"""
 
     frame: str
     value: object

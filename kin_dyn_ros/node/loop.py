@@ -76,6 +76,7 @@ class TickLoop:
         self.steady_ticks = True     # False: every tick the plain way (tests, benches)
         self._log = log
         self._settings = self._model = None
+        self._takes = False          # takes_joint_states
         self._last_stamp_ns = None
         self._tf_due = SinceLast()   # publish_frequency, by JointState stamps
         self._markers_due = AtMost()   # markers_rate, by the JointStates' arrival
@@ -109,6 +110,7 @@ class TickLoop:
         else:
             self.finish_steps()
         self._settings, self._model = settings, model
+        self._takes = settings.rate == 0 and not settings.merge_queued_joint_states
         self._tf_period_ns = round(1e9 / settings.publish_frequency)
         self._markers_period_ns = round(1e9 / settings.markers_rate)
         self._tf_due.reset()
@@ -119,17 +121,19 @@ class TickLoop:
         """Whether a steady tick may take a JointState and tick it in one call
         (:meth:`.steady_tick.SteadyTick.take`): each ticks at once (``rate`` 0, without
         merge_queued_joint_states)."""
-        settings = self._settings
-        return settings.rate == 0 and not settings.merge_queued_joint_states
+        return self._takes
 
     def take_joint_state(self, data):
         """A JointState (message or CDR bytes) taken; then the tick now, or (with
         merge_queued_joint_states on the sensor thread) once the inputs pending are taken
         (:meth:`sensors_idle`); none with a timer (``rate`` > 0). While the steady tick
-        takes them (:meth:`.steady_tick.SteadyTick.take`), it takes the bytes and ticks."""
+        takes them (:meth:`.steady_tick.SteadyTick.take`), it takes the bytes and ticks,
+        also after odometry and wrenches it can follow before the stamp is known
+        (:meth:`.steady_tick.SteadyTick.catch_up`: most of a robot's 1 kHz inputs)."""
         steady = self._steady
-        if steady is not None and steady.taken == self.inputs.taken and steady.offers \
-                and self.tick(data) is not False:
+        if steady is not None and self._takes and (steady.taken == self.inputs.taken
+                                                   or steady.catch_up(self)) \
+                and steady.offers and self.tick(data) is not False:
             return
         try:
             self.inputs.take_joint_state(data)
@@ -220,8 +224,8 @@ class TickLoop:
             stamp_ns = self._last_stamp_ns = tick.stamp_ns
         else:
             if steady is not None and (steady.taken != inputs.taken    # odometry, wrenches
-                                       or stamp_ns >= steady.until_ns):  # (or newer ones)
-                steady = self._steady = steady.follow(self)
+                                       or not steady.since_ns <= stamp_ns < steady.until_ns):
+                steady = self._steady = steady.follow(self)     # (or other ones apply)
             tick = None if steady is None else steady.run(self, read)
         plain = tick is None
         if plain:                           # (then the next ticks are learnt from it)

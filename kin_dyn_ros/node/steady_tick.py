@@ -21,12 +21,14 @@ computed the plain way, and a new SteadyTick is learnt from it. While ~/zmp,
 the kernel's output (``PreparedTick.balance_vector``) through the handles, as
 :meth:`.loop.TickLoop.balance_messages` would give them.
 
-While each JointState ticks at once and nothing but JointStates came since the last tick,
-the steady tick also takes the JointState itself (:meth:`SteadyTick.take`): the kernel,
-given its bytes, merges it (as the compiled merge of :meth:`.inputs.SensorInputs.
-take_joint_state`) and ticks in the same call; whatever it declines (another name list,
-a stamp not after the last tick's, a stale wrench, bytes the merge does not read) goes
-the way above, unchanged.
+While each JointState ticks at once, the steady tick also takes the JointState itself
+(:meth:`SteadyTick.take`): the kernel, given its bytes, merges it (as the compiled merge of
+:meth:`.inputs.SensorInputs.take_joint_state`) and ticks in the same call; whatever it
+declines (another name list, a stamp not after the last tick's or before its inputs', a
+stale wrench, bytes the merge does not read) goes the way above, unchanged. Odometry and
+wrenches come since are caught up with first (:meth:`SteadyTick.catch_up`), when they are
+new values of the same inputs: a robot's estimator and F/T sensors at the JointStates'
+rate cost no plain tick and no separate merge.
 
 A performance trick, and nothing else: the plain path gives the same messages, states and
 diagnostics (test/ros/test_steady_tick.py compares them on a stream that takes every way in
@@ -54,17 +56,18 @@ _NO_MERGE = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8)
 class SteadyTick:
     """The ticks after a plain one (:meth:`learn`), while nothing but the JointState
     changes (:meth:`run`, or :meth:`take` with the JointState), and after each odometry or
-    wrench taken (:meth:`follow`). Never changed once made (its ticks' records read it
-    later), but for :meth:`take` giving up on a name list it does not know.
+    wrench taken (:meth:`follow`, :meth:`catch_up`). Its inputs are renewed in place when
+    they are new values of the same ones (:meth:`_renew`; its ticks' records keep the
+    inputs of their own tick); :meth:`take` gives up on a name list it does not know.
 
-    ``taken``: the inputs' count it was made at (:attr:`.inputs.SensorInputs.taken`);
-    ``until_ns``: the first stamp of a newer input buffered (its ticks: the stamps before);
-    ``offers``: whether JointStates may be given to :meth:`take` (False once it found it
-    cannot take them)."""
+    ``taken``: the inputs' count its inputs are of (:attr:`.inputs.SensorInputs.taken`);
+    its ticks: the stamps in [``since_ns``, ``until_ns``) (``until_ns``: the first stamp of
+    a newer input buffered); ``offers``: whether JointStates may be given to :meth:`take`
+    (False once it found it cannot take them)."""
 
-    __slots__ = ("taken", "until_ns", "offers", "_read", "_stamp_ns", "_odometry", "_wrenches",
-                 "_stamps", "_base", "_fd", "_prepared", "_pack", "_names", "_tf", "_senders",
-                 "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
+    __slots__ = ("taken", "since_ns", "until_ns", "offers", "_read", "_odometry", "_wrenches",
+                 "_stamps", "_base", "_fd", "_prepared", "_in", "_pack", "_names", "_tf",
+                 "_senders", "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
                  "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
                  "_shared", "_fixed", "_live", "_sends", "_tf_gate", "_ok",
                  "_balance_sends", "_merging", "_merged", "_unread", "_fd_note", "_markers")
@@ -85,15 +88,15 @@ class SteadyTick:
     def follow(self, loop):
         """The SteadyTick of the latest JointState's tick and those after it, once odometry
         or wrenches were taken since this one (:attr:`taken` is not the inputs') or its
-        stamp reached :attr:`until_ns` (a newer input buffered before applies): the inputs
-        matched to its stamp (:meth:`.inputs.SensorInputs.for_tick`), their base state and
-        PreparedTick; None when the plain way must compute it (:meth:`_make`). When the
-        inputs are new values of this one's (:meth:`_newest`), only what changes is made."""
+        stamp is not in [:attr:`since_ns`, :attr:`until_ns`): the inputs matched to its
+        stamp (:meth:`.inputs.SensorInputs.for_tick`), their base state and PreparedTick;
+        None when the plain way must compute it (:meth:`_make`). When the inputs are new
+        values of this one's (:meth:`_newest`) matched to that stamp, this one renewed."""
         sensors, ticker = loop.inputs, loop.ticker
         stamp_ns = sensors.joint_state_stamp_ns
-        newest = self._newest(sensors, ticker.contacts, stamp_ns)
-        if newest is not None:
-            return self._renewed(loop, stamp_ns, *newest)
+        newest = self._newest(sensors, ticker.contacts)
+        if newest is not None and newest[2] <= stamp_ns:
+            return self if self._renew(loop, *newest) else None
         inputs = sensors.for_tick(stamp_ns, ticker.contacts, loop.settings.wrench_timeout)
         odometry = inputs.odometry
         if not _base_from(loop, odometry):     # (before base_state: it would log or need s)
@@ -103,45 +106,71 @@ class SteadyTick:
         return self._make(loop, self._read, stamp_ns, inputs, base,
                           ticker.prepare(inputs.wrenches), self._fd, self._massless_at, self)
 
-    def _newest(self, sensors, contacts, stamp_ns):
-        """(odometry, [(contact, Timed)]): each buffer's newest input, when these are what
-        :meth:`.inputs.SensorInputs.for_tick` matches to ``stamp_ns`` and to every later
-        stamp (none is newer than it), of the same links as this one's (the odometry's
-        child; each wrench's contact and frame, in the order of ``contacts``), and none
-        was left out as stale here; else None (the general way)."""
+    def catch_up(self, loop):
+        """Renew this one to the odometry and wrenches taken since (:attr:`taken` is not the
+        inputs'), before a JointState's stamp is known, when they are new values of its
+        inputs (:meth:`_newest`): True, its ticks then those of the stamps from the newest
+        of theirs on (:attr:`since_ns`; :meth:`take` declines an earlier one, and
+        :meth:`follow` matches it); False when not (nothing changed)."""
+        newest = self._newest(loop.inputs, loop.ticker.contacts)
+        return newest is not None and self._renew(loop, *newest)
+
+    def _newest(self, sensors, contacts):
+        """(odometry, [(contact, Timed)], since_ns): each buffer's newest input, when these
+        are of the same links as this one's (the odometry's child; each wrench's contact
+        and frame, in the order of ``contacts``) and none was left out as stale here; else
+        None (the general way). :meth:`.inputs.SensorInputs.for_tick` matches them to every
+        stamp from ``since_ns`` (the newest of their stamps; 0 for none) on."""
         odometry = sensors.odometry_buffer[-1] if sensors.odometry_buffer else None
-        mine = self._odometry
-        if (odometry is None) != (mine is None) or odometry is not None and (
-                odometry.frame != mine.frame or odometry.stamp_ns > stamp_ns):
+        mine, since = self._odometry, 0
+        if (odometry is None) != (mine is None) or odometry is not None and \
+                odometry.frame != mine.frame:
             return None
+        if odometry is not None:
+            since = odometry.stamp_ns
         wrenches, buffers, frames = [], sensors.wrench_buffers, self._wrenches
         for contact in contacts:
             buffer = buffers.get(contact)
             if buffer:
                 w = buffer[-1]
                 known = frames.get(contact)
-                if known is None or known[0] != w.frame or w.stamp_ns > stamp_ns:
+                if known is None or known[0] != w.frame:
                     return None
                 wrenches.append((contact, w))
+                if w.stamp_ns > since:
+                    since = w.stamp_ns
         if len(wrenches) != len(frames):
             return None
-        return odometry, wrenches
+        return odometry, wrenches, since
 
-    def _renewed(self, loop, stamp_ns, odometry, matched):
-        """The SteadyTick of :meth:`_newest`'s inputs: the same layout, pack and
-        publishing as this one, their base state and PreparedTick (the same targets, new
-        values); None when the core refuses them (the plain way then names why)."""
+    def _renew(self, loop, odometry, matched, since_ns):
+        """This one's inputs renewed in place to :meth:`_newest`'s: their base state and
+        PreparedTick (the same targets, new values), its ticks the stamps from ``since_ns``
+        on; the layout, pack and publishing stay (a take given up is asked for again, as by
+        a steady tick made anew). False (nothing changed) when the core refuses them (the
+        plain way then names why)."""
         wrenches = {contact: (w.frame, w.value) for contact, w in matched}
         prepared = self._prepared.renewed(wrenches)
         if prepared is None:
-            return None
-        base = self._base
+            return False
+        base, times = self._base, self._times
         if odometry is not None:
             w_H_b, nu, have_base = loop.ticker.base_state(odometry, None, None)
-            base = (w_H_b, nu, have_base, base[3])
-        stamps = [(contact, w.stamp_ns) for contact, w in matched]
-        return SteadyTick(loop, self._read, (stamp_ns, NEVER), odometry, wrenches, stamps,
-                          base, prepared, self._pack, self._fd, self._massless_at, self)
+            base = self._base = (w_H_b, nu, have_base, base[3])
+            self._head = (*self._head[:3], w_H_b)
+            times[1] = odometry.stamp_ns
+        stamps = []
+        for k, (contact, w) in enumerate(matched):
+            stamps.append((contact, w.stamp_ns))
+            times[2 + k] = w.stamp_ns
+        self._odometry, self._wrenches, self._stamps, self._prepared = odometry, wrenches, \
+            stamps, prepared
+        self._wrench = (self._wrench[0], prepared.values)
+        self._in = (odometry, wrenches, stamps, base, prepared, self._fd)
+        self.taken, self.since_ns, self.until_ns = loop.inputs.taken, since_ns, NEVER
+        if self._merging is None:
+            self._merging, self.offers = _UNASKED, True
+        return True
 
     @classmethod
     def _make(cls, loop, read, stamp_ns, inputs, base, prepared, fd, massless_at, like=None):
@@ -171,9 +200,10 @@ class SteadyTick:
                  fd, massless_at, like=None):
         settings = loop.settings
         self.taken, self._read = loop.inputs.taken, read
-        self._stamp_ns, self.until_ns = span_ns     # (its ticks: the stamps in [first, until))
+        self.since_ns, self.until_ns = span_ns     # (its ticks: the stamps in [since, until))
         self._odometry, self._wrenches, self._stamps = odometry, wrenches, stamps
         self._base, self._fd, self._prepared, self._pack = base, fd, prepared, pack
+        self._in = (odometry, wrenches, stamps, base, prepared, fd)     # (for the records)
         self._with_base = settings.publish_base_tf and base[2]
         self._massless_at = massless_at
         self._balance = not read.isdisjoint(loop.balance)     # ~/zmp, ... read
@@ -247,7 +277,7 @@ class SteadyTick:
         0.5-2 us on cold caches (docs/performance.md, "Session 34"; the kernel in place of
         three calls and the Python between them: "Session 36")."""
         sensors, stamp_ns = loop.inputs, loop.inputs.joint_state_stamp_ns
-        if not self._stamp_ns <= stamp_ns < self.until_ns \
+        if not self.since_ns <= stamp_ns < self.until_ns \
                 or (read is not self._read and read != self._read):
             return None
         tau, fd_note = loop.ticker.torques(sensors.merger,
@@ -302,7 +332,7 @@ class SteadyTick:
         out, poses, ages, joints = np.empty(size), np.empty(shape), np.empty(count), \
             np.empty(pair)
         times = self._times
-        status = self._kernel(data, *self._merging, last_ns, self._stamp_ns, self.until_ns,
+        status = self._kernel(data, *self._merging, last_ns, self.since_ns, self.until_ns,
                               *self._head, self._live, self._base[1], joints, *self._wrench,
                               out, poses, ages, times, *self._tail)
         if status != self._ok:
@@ -376,26 +406,26 @@ def _base_from(loop, odometry):
 
 class SteadyTickRecord(Tick):
     """The :class:`.tick.Tick` of a steady tick: its ``state`` (from the joints' (2, n)
-    positions and velocities and the steady tick's base), ``inputs`` (a TickInputs) and
-    ``result`` (the core's TickResult) made when first read (the node's diagnostics read
-    the inputs once a second; most ticks none), with the balance vector the tick
-    computed for its balance outputs, if it did (``balance_vector``: not again for the
-    contact mechanics)."""
+    positions and velocities and the steady tick's base at this tick), ``inputs`` (a
+    TickInputs) and ``result`` (the core's TickResult) made when first read (the node's
+    diagnostics read the inputs once a second; most ticks none), with the balance vector
+    the tick computed for its balance outputs, if it did (``balance_vector``: not again
+    for the contact mechanics)."""
 
-    __slots__ = ("_steady", "_joints", "_out", "_poses", "_ages", "_ticker", "_state",
+    __slots__ = ("_in", "_joints", "_out", "_poses", "_ages", "_ticker", "_state",
                  "_inputs", "_made", "balance_vector")
 
     def __init__(self, steady, stamp_ns, joints, fd_note, out, poses, ages, ticker):
-        self.stamp_ns, self.have_base, self.fd_note = stamp_ns, steady._base[2], fd_note
-        self._steady, self._joints, self._out, self._poses, self._ages = steady, joints, out, \
-            poses, ages
+        self._in = given = steady._in     # (the inputs of this tick: the steady tick's renew)
+        self.stamp_ns, self.have_base, self.fd_note = stamp_ns, given[3][2], fd_note
+        self._joints, self._out, self._poses, self._ages = joints, out, poses, ages
         self._ticker, self._state, self._inputs, self._made = ticker, None, None, None
         self.balance_vector = None
 
     @property
     def state(self):
         if self._state is None:
-            w_H_b, nu, _, representation = self._steady._base
+            w_H_b, nu, _, representation = self._in[3]
             joints = self._joints
             self._state = MeasuredState(w_H_b, joints[0], nu, joints[1], representation)
         return self._state
@@ -403,19 +433,20 @@ class SteadyTickRecord(Tick):
     @property
     def inputs(self):
         if self._inputs is None:
-            steady, ages = self._steady, self._ages.tolist()
+            odometry, wrenches, stamps = self._in[:3]
+            ages = self._ages.tolist()
             self._inputs = TickInputs(
-                self.stamp_ns, steady._odometry, dict(steady._wrenches), set(),
-                None if steady._odometry is None else ages[0],
-                {c: age for (c, _), age in zip(steady._stamps, ages[1:])})
+                self.stamp_ns, odometry, dict(wrenches), set(),
+                None if odometry is None else ages[0],
+                {c: age for (c, _), age in zip(stamps, ages[1:])})
         return self._inputs
 
     @property
     def result(self):
         if self._made is None:
-            ticker = self._ticker
-            self._made = self._steady._prepared.result(
-                self.state.w_H_b, self._out, self._poses, self._steady._fd, ticker.geometry,
+            ticker, (_, _, _, _, prepared, fd) = self._ticker, self._in
+            self._made = prepared.result(
+                self.state.w_H_b, self._out, self._poses, fd, ticker.geometry,
                 ticker.settings.contact_force_threshold)
             if self.balance_vector is not None:       # (the same kernel's, the same inputs)
                 vars(self._made)["balance_vector"] = self.balance_vector
