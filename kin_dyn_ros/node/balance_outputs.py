@@ -92,13 +92,17 @@ class BalanceMessages:
         _, out, lay, _ = vector
         if not out[lay[0]]:                             # no active contact
             return {}
-        k = len(self._contacts)
-        defined = tuple(bool(out[5 * i + 4] > 0.0) for i in range(k))
+        defined = []            # (loops, not comprehensions: no frame of their own)
+        for i in range(len(self._contacts)):
+            defined.append(bool(out[5 * i + 4] > 0.0))
+        defined = tuple(defined)
         pack = self._packs.get(defined, lambda: self._pack(defined, lay, len(out)))
         if not pack:
             return None
-        wanted = [name for name in names
-                  if name == "cop" or out[lay[5] if name == "zmp" else lay[10]]]
+        wanted = []
+        for name in names:
+            if name == "cop" or out[lay[5] if name == "zmp" else lay[10]]:
+                wanted.append(name)
         return pack.render(out, _NOUGHT, _EYE4, False, words, wanted)
 
     def _pack(self, defined, lay, m):

@@ -69,8 +69,9 @@ class SteadyTick:
                  "_stamps", "_base", "_fd", "_prepared", "_in", "_pack", "_names", "_tf",
                  "_senders", "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
                  "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
-                 "_shared", "_fixed", "_live", "_sends", "_tf_gate", "_ok",
-                 "_balance_sends", "_merging", "_merged", "_unread", "_fd_note", "_markers")
+                 "_shared", "_fixed", "_live", "_sends", "_tf_gate", "_ok", "_balance_sends",
+                 "_balance_names", "_render_balance", "_merging", "_merged", "_unread",
+                 "_fd_note", "_markers")
 
     @classmethod
     def learn(cls, loop, tick, read):
@@ -212,6 +213,8 @@ class SteadyTick:
             self._names, self._tf, self._senders = like._names, like._tf, like._senders
             self._timeout, self._messages = like._timeout, like._messages
             self._balance_sends = like._balance_sends
+            self._balance_names, self._render_balance = like._balance_names, \
+                like._render_balance
         else:
             self._markers = loop.markers_gate(read)
             names = [n for n in _PER_TICK if loop.by_name[n] in read]
@@ -222,6 +225,8 @@ class SteadyTick:
                 loop.model.messages
             self._balance_sends = tuple((name, *byte_publisher(p))
                                         for p, name in loop.balance_read(read))
+            self._balance_names = [name for name, _, _ in self._balance_sends]
+            self._render_balance = loop.model.balance_messages.render_vector
         self._arguments(loop, like)
 
     def _arguments(self, loop, like):
@@ -378,11 +383,11 @@ class SteadyTick:
         handles; from the record's result where the vector cannot give them."""
         ticker = loop.ticker
         vector = record.balance_vector = self._prepared.balance_vector(
-            record.state.w_H_b, record._out, record._poses, ticker.geometry,
-            ticker.settings.contact_force_threshold)
+            self._base[0], record._out, record._poses, ticker.geometry,
+            ticker.settings.contact_force_threshold)        # (the record's state's w_H_b)
         sends = self._balance_sends
-        rendered = loop.model.balance_messages.render_vector(
-            vector, ns_words(record.stamp_ns), [name for name, _, _ in sends])
+        rendered = self._render_balance(vector, ns_words(record.stamp_ns),
+                                        self._balance_names)
         if rendered is None:
             for publisher, msg in loop.balance_messages(record.result, record.stamp, read):
                 publisher.publish(msg)

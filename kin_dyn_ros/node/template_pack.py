@@ -73,9 +73,12 @@ class TemplatePack:
                          self._f64, self._stamps, self._u32, sec, nanosec)
         except TypeError:       # (arrays of other types than the compiled ones: NumPy)
             self._scatter(values, extra, pose, with_pose, sec, nanosec)
-        buf = self._buf
-        return {name: buf[start:end].tobytes()
-                for name, (start, end) in zip(names, self.slices(names, aliases))}
+        buf, out = self._buf, {}        # (a loop, not a comprehension: no frame of its own)
+        slices = self._aliased.get(aliases) or self._alias(aliases)
+        for name in names:
+            start, end = slices[name]
+            out[name] = buf[start:end].tobytes()
+        return out
 
     def slices(self, names, aliases=()):
         """[(start, end)] of each of ``names`` in the buffer (:meth:`scatter_arguments`'
