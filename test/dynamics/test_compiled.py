@@ -116,19 +116,6 @@ def test_an_unwritable_place_is_passed_over(monkeypatch, tmp_path):
     assert _cache_dir(monkeypatch, ROS_HOME=blocked, HOME=blocked) is None
 
 
-@ONCE
-@pytest.mark.skipif(os.environ.get("KIN_DYN_JIT", "1") == "0", reason="KIN_DYN_JIT=0 pass")
-def test_no_writable_cache_compiles_in_memory_and_runs(tmp_path):
-    """A read-only install and home: the kernels compile in memory (~30 s here) and run."""
-    blocked = tmp_path / "a_file"
-    blocked.write_text("")
-    got = probe({"KIN_DYN_JIT": "1", "HOME": str(blocked), "ROS_HOME": str(blocked),
-                 "XDG_CACHE_HOME": str(blocked), "NUMBA_CACHE_DIR": ""})
-    assert got["compiled"] and got["cache"] is None and got["same"]
-    assert got["describe"] == ("compiled kernels (numba; cache: in memory: no writable cache "
-                               "directory)")
-
-
 @pytest.mark.skipif(os.environ.get("KIN_DYN_JIT", "1") == "0", reason="KIN_DYN_JIT=0 pass")
 def test_only_compiles_the_named_kernels_into_the_cache(tmp_path):
     """What warm_up runs beside itself with an empty cache (``--only``): those kernels, into
@@ -158,19 +145,64 @@ print(json.dumps(dict(pending=pending, ready=compiled.queries_ready(0),
 """
 
 
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory):
+    """The two cold starts (numba compiling every kernel from nothing, ~60 s each here),
+    started side by side when first asked for (CI's two cores: ~50 s less than one after the
+    other; each test waits for its own): {case: (process, its directory, its output file)}.
+    "in memory": PROBE with a read-only install and home; "empty cache": COLD with an empty
+    NUMBA_CACHE_DIR."""
+    blocked = tmp_path_factory.mktemp("read_only") / "a_file"
+    blocked.write_text("")
+    empty = tmp_path_factory.mktemp("empty_cache")
+    cases = {"in memory": (PROBE.format(repo=str(REPO), setup=""), blocked, {
+        "HOME": str(blocked), "ROS_HOME": str(blocked), "XDG_CACHE_HOME": str(blocked),
+        "NUMBA_CACHE_DIR": ""}),
+        "empty cache": (COLD.format(repo=str(REPO)), empty, {"NUMBA_CACHE_DIR": str(empty)})}
+    runs = {}
+    for case, (code, where, env) in cases.items():
+        output = tmp_path_factory.mktemp("output") / "out.txt"   # (files: no pipe to fill)
+        with open(output, "w") as sink:
+            runs[case] = (subprocess.Popen([sys.executable, "-c", code], stdout=sink,
+                                           stderr=subprocess.STDOUT,
+                                           env={**os.environ, **env, "KIN_DYN_JIT": "1"}),
+                          where, output)
+    yield runs
+    for process, _, _ in runs.values():
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _report(run):
+    """(the last line of a :func:`cold` run's output as JSON, its directory), once ended."""
+    process, where, output = run
+    status = process.wait(timeout=600)
+    text = output.read_text()
+    assert status == 0, text[-3000:]
+    return json.loads(text.strip().splitlines()[-1]), where
+
+
 @ONCE
 @pytest.mark.skipif(os.environ.get("KIN_DYN_JIT", "1") == "0", reason="KIN_DYN_JIT=0 pass")
-def test_an_empty_cache_compiles_the_queries_beside_the_tick(tmp_path):
+def test_no_writable_cache_compiles_in_memory_and_runs(cold):
+    """A read-only install and home: the kernels compile in memory (~30 s here) and run."""
+    got, _ = _report(cold["in memory"])
+    assert got["compiled"] and got["cache"] is None and got["same"]
+    assert got["describe"] == ("compiled kernels (numba; cache: in memory: no writable cache "
+                               "directory)")
+
+
+@ONCE
+@pytest.mark.skipif(os.environ.get("KIN_DYN_JIT", "1") == "0", reason="KIN_DYN_JIT=0 pass")
+def test_an_empty_cache_compiles_the_queries_beside_the_tick(cold):
     """With an empty cache the tick's kernels are ready first (the glue compiled beside); the
     queries' kernels (more to compile, in another process) load afterwards, a query waits for
     them and answers as the NumPy core; every kernel is in the cache then, the lazy ones
     (horizon, coriolis) included, and the other process has ended."""
-    out = subprocess.run([sys.executable, "-c", COLD.format(repo=str(REPO))],
-                         env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "KIN_DYN_JIT": "1"},
-                         capture_output=True, text=True, timeout=600, check=True)
-    got = json.loads(out.stdout.strip().splitlines()[-1])
+    got, cache = _report(cold["empty cache"])
     assert got["pending"] and got["ready"] and got["seconds"] > 0
     assert got["mass"] < 1e-12 and got["jac"] < 1e-12
     for name in ("tick", "share_state", "merge_joint_state", "whole_body", "frame_query",
                  "horizon", "coriolis"):
-        assert list(tmp_path.rglob(f"kernels.{name}-*.nbi")), name
+        assert list(cache.rglob(f"kernels.{name}-*.nbi")), name
