@@ -164,8 +164,16 @@ class KinDynNode(Node):
             on_idle=self.loop.sensors_idle)
         self._make_timers()
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        for warning in configure_native_threads(self._settings.thread_priority):
-            self.get_logger().warning(warning)
+        self._native_done = set()       # middleware threads given thread_priority (or tried)
+        self._configure_native_threads()
+
+    def _configure_native_threads(self):
+        """thread_priority for the middleware's threads not given it yet (at start, then
+        once a second: a thread it starts later, e.g. on discovery, gets it too); each
+        refusal one (throttled) warning."""
+        for warning in configure_native_threads(self._settings.thread_priority,
+                                                self._native_done):
+            self._log.warning("middleware threads", warning)
 
     def _apply_process_settings(self):
         """lock_memory, and the deprecated sensor_thread_cpu's warning (each refusal or
@@ -376,6 +384,7 @@ class KinDynNode(Node):
         self._pub.diagnostics.publish(build_diagnostics(
             self.get_name(), self.get_clock().now().to_msg(), model, inputs,
             stats.summary(time.perf_counter()), equilibrium))
+        self._configure_native_threads()
 
     def _model_report(self):
         m = self._model

@@ -10,7 +10,8 @@ SCHED_FIFO is set with SCHED_RESET_ON_FORK: the worker processes the ticking thr
 run at normal priority (they lower theirs further), never at the tick's. The middleware's
 own threads (Fast DDS's reception and event threads: not started by Python) carry the
 tick's inputs and outputs: :func:`configure_native_threads` gives them the tick's priority,
-as ``chrt -f`` would give the whole process; the executor's thread (services, parameters,
+as ``chrt -f`` would give the whole process (the node calls it again once a second, for
+threads the middleware starts later); the executor's thread (services, parameters,
 timers) keeps normal scheduling.
 """
 
@@ -64,14 +65,20 @@ def native_threads():
     return sorted(tids - {t.native_id for t in threading.enumerate()})
 
 
-def configure_native_threads(priority):
+def configure_native_threads(priority, done=None):
     """SCHED_FIFO at ``priority`` (> 0) for every thread of :func:`native_threads`: the
     middleware threads that deliver the ticking thread's inputs and send its outputs, which
     would otherwise wait behind it for the CPU. Every thread is tried: one refused (or one
-    that ended since it was listed) does not leave the others at normal scheduling. Returns
-    the warnings: the first refusal of a thread that still exists, if any."""
+    that ended since it was listed) does not leave the others at normal scheduling. With
+    ``done`` (a set of thread ids), those are left out and the ones tried added to it (a
+    caller that calls again, for threads the middleware starts later). Returns the
+    warnings: the first refusal of a thread that still exists, if any."""
     refused = []
     for tid in native_threads() if priority > 0 else ():
+        if done is not None:
+            if tid in done:
+                continue
+            done.add(tid)
         warnings = configure_thread(priority, (), tid)
         if warnings and not refused and os.path.exists(f"/proc/self/task/{tid}"):
             refused.append(warnings[0].replace("the ticking thread", "the middleware's threads"))

@@ -79,6 +79,20 @@ def test_a_middleware_thread_that_ended_is_passed_over(monkeypatch):
 
 
 @LINUX
+def test_middleware_threads_are_configured_once_each(monkeypatch):
+    """Called again (the node: once a second), only the threads not tried before are."""
+    from kin_dyn_ros.node import realtime
+    listed, configured, done = [4242, 4343], [], set()
+    monkeypatch.setattr(realtime, 'native_threads', lambda: list(listed))
+    monkeypatch.setattr(realtime, 'configure_thread',
+                        lambda priority, cpus, tid: configured.append(tid) or [])
+    assert realtime.configure_native_threads(20, done) == []
+    listed.append(4444)                     # (started by the middleware later)
+    assert realtime.configure_native_threads(20, done) == []
+    assert configured == [4242, 4343, 4444] and done == {4242, 4343, 4444}
+
+
+@LINUX
 def test_a_refused_middleware_thread_leaves_the_others_configured(monkeypatch):
     """A thread the OS refuses (CI, 2026-11-29: once, every middleware thread of a node was
     left at normal scheduling) is one warning; the threads after it are still configured."""
@@ -124,9 +138,10 @@ def locked_kb(pid):
                .group(1))
 
 
-def run_node(ros_context, prefix, *params):
-    """Start the node (``prefix`` + its command), tick it once, hand ``inspect(pid)`` the
-    running process; its output once it ended on SIGINT (exit 0 asserted)."""
+def run_node(ros_context, prefix, *params, until=None):
+    """Start the node (``prefix`` + its command), tick it once: ((its threads, its locked
+    kB), its output once it ended on SIGINT (exit 0 asserted)); with ``until``, the threads
+    once ``until(threads)`` holds, or after 5 s."""
     proc = subprocess.Popen(
         prefix + node_command() + ['--ros-args', '-r', f'__ns:={NAMESPACE}', '-p',
                                    f'robot_description:={MIMIC_URDF}', '-p',
@@ -145,6 +160,10 @@ def run_node(ros_context, prefix, *params):
         def probe():
             rig.joint_states.publish(joint_state_msg(['j1', 'j2'], [0.3, 0.1], stamp=rig.now()))
         assert rig.spin_until(lambda: rig.received['com'], timeout_s=30.0, on_tick=probe)
+        deadline = time.monotonic() + 5.0
+        while until is not None and not until(threads(proc.pid)) \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
         seen = threads(proc.pid), locked_kb(proc.pid)
     finally:
         executor.shutdown()
@@ -168,11 +187,13 @@ def test_the_ticking_thread_alone_is_fifo_pinned_and_the_memory_locked(ros_conte
     if not can_be_real_time():
         pytest.skip('this process may not use SCHED_FIFO: the refusal is tested below')
     cpu = max(os.sched_getaffinity(0))
-    (tasks, locked), out = run_node(ros_context, [], 'thread_priority:=20',
-                                    f'cpu_affinity:=[{cpu}]', 'lock_memory:=true')
+    (tasks, locked), out = run_node(
+        ros_context, [], 'thread_priority:=20', f'cpu_affinity:=[{cpu}]', 'lock_memory:=true',
+        until=lambda tasks: sum(t[0] == SCHED_FIFO for t in tasks) >= 2)
     fifo = [t for t in tasks if t[0] == SCHED_FIFO]
     pinned = [t for t in fifo if t[2] == str(cpu)]
-    # the ticking thread (pinned) and the middleware's (DDS reception, events), all at 20;
+    # the ticking thread (pinned) and the middleware's (DDS reception, events), all at 20
+    # (those it starts after the node's start within a second: CI, twice, none at first);
     # the main thread (the executor: services, parameters) at normal scheduling
     assert len(pinned) == 1 and len(fifo) >= 2 and {t[1] for t in fifo} == {20}, tasks
     main = next(t for t in tasks if t[3] == proc_pid(tasks))
