@@ -164,13 +164,13 @@ class KinDynNode(Node):
             on_idle=self.loop.sensors_idle)
         self._make_timers()
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self._native_done = set()       # middleware threads given thread_priority (or tried)
+        self._native_done = {}        # middleware threads tried: {tid: given thread_priority?}
         self._configure_native_threads()
 
     def _configure_native_threads(self):
-        """thread_priority for the middleware's threads not given it yet (at start, then
-        once a second: a thread it starts later, e.g. on discovery, gets it too); each
-        refusal one (throttled) warning."""
+        """thread_priority for the middleware's threads that do not have it (at start, then
+        once a second: a thread started later, or whose scheduling changed, gets it too;
+        one refused is not tried again); each refusal one (throttled) warning."""
         for warning in configure_native_threads(self._settings.thread_priority,
                                                 self._native_done):
             self._log.warning("middleware threads", warning)

@@ -11,8 +11,8 @@ run at normal priority (they lower theirs further), never at the tick's. The mid
 own threads (Fast DDS's reception and event threads: not started by Python) carry the
 tick's inputs and outputs: :func:`configure_native_threads` gives them the tick's priority,
 as ``chrt -f`` would give the whole process (the node calls it again once a second, for
-threads the middleware starts later); the executor's thread (services, parameters,
-timers) keeps normal scheduling.
+threads the middleware starts later or whose scheduling changed); the executor's thread
+(services, parameters, timers) keeps normal scheduling.
 """
 
 import ctypes
@@ -21,8 +21,8 @@ import os
 import resource
 import threading
 
-__all__ = ["configure_thread", "configure_native_threads", "lock_memory", "rt_refusal",
-           "memlock_refusal"]
+__all__ = ["configure_thread", "configure_native_threads", "has_priority", "lock_memory",
+           "rt_refusal", "memlock_refusal"]
 
 _MCL_CURRENT, _MCL_FUTURE = 1, 2
 HOW_TO = ("Allow it with /etc/security/limits.conf (`<user> - rtprio 99`, `<user> - memlock "
@@ -70,19 +70,32 @@ def configure_native_threads(priority, done=None):
     middleware threads that deliver the ticking thread's inputs and send its outputs, which
     would otherwise wait behind it for the CPU. Every thread is tried: one refused (or one
     that ended since it was listed) does not leave the others at normal scheduling. With
-    ``done`` (a set of thread ids), those are left out and the ones tried added to it (a
-    caller that calls again, for threads the middleware starts later). Returns the
-    warnings: the first refusal of a thread that still exists, if any."""
+    ``done`` ({thread id: configured?}, for a caller that calls again: threads the
+    middleware starts later, or whose scheduling changed), a thread refused before is left
+    out, one configured before only when it still has ``priority`` (:func:`has_priority`),
+    and the outcome of each one tried is kept there. Returns the warnings: the first
+    refusal of a thread that still exists, if any."""
     refused = []
     for tid in native_threads() if priority > 0 else ():
         if done is not None:
-            if tid in done:
+            if tid in done and (not done[tid] or has_priority(tid, priority)):
                 continue
-            done.add(tid)
         warnings = configure_thread(priority, (), tid)
+        if done is not None:
+            done[tid] = not warnings
         if warnings and not refused and os.path.exists(f"/proc/self/task/{tid}"):
             refused.append(warnings[0].replace("the ticking thread", "the middleware's threads"))
     return refused
+
+
+def has_priority(tid, priority):
+    """Whether thread ``tid`` runs SCHED_FIFO at ``priority`` (True when that cannot be read:
+    it ended, or no such call here)."""
+    try:
+        policy = os.sched_getscheduler(tid) & ~getattr(os, "SCHED_RESET_ON_FORK", 0)
+        return policy == os.SCHED_FIFO and os.sched_getparam(tid).sched_priority == priority
+    except (AttributeError, OSError):
+        return True
 
 
 def rt_refusal(code, priority, rtprio_limit=None):

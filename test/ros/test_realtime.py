@@ -79,17 +79,33 @@ def test_a_middleware_thread_that_ended_is_passed_over(monkeypatch):
 
 
 @LINUX
-def test_middleware_threads_are_configured_once_each(monkeypatch):
-    """Called again (the node: once a second), only the threads not tried before are."""
+def test_called_again_only_threads_without_the_priority_are_configured(monkeypatch):
+    """Called again (the node: once a second): the threads started since, and those that
+    lost the priority; not those that have it, nor one refused before."""
     from kin_dyn_ros.node import realtime
-    listed, configured, done = [4242, 4343], [], set()
+    listed, configured, done, lost = [4242, 4343, 4545], [], {}, set()
     monkeypatch.setattr(realtime, 'native_threads', lambda: list(listed))
-    monkeypatch.setattr(realtime, 'configure_thread',
-                        lambda priority, cpus, tid: configured.append(tid) or [])
-    assert realtime.configure_native_threads(20, done) == []
-    listed.append(4444)                     # (started by the middleware later)
-    assert realtime.configure_native_threads(20, done) == []
-    assert configured == [4242, 4343, 4444] and done == {4242, 4343, 4444}
+    monkeypatch.setattr(realtime, 'has_priority', lambda tid, priority: tid not in lost)
+
+    def configure(priority, cpus, tid):
+        configured.append(tid)
+        return ['refused; the ticking thread'] if tid == 4545 else []
+    monkeypatch.setattr(realtime, 'configure_thread', configure)
+    realtime.configure_native_threads(20, done)
+    listed.append(4444)                     # (started later)
+    lost.add(4343)                          # (its scheduling changed)
+    realtime.configure_native_threads(20, done)
+    assert configured == [4242, 4343, 4545, 4343, 4444]
+    assert done == {4242: True, 4343: True, 4545: False, 4444: True}
+
+
+@LINUX
+def test_has_priority_reads_the_thread_s_policy():
+    import threading
+    from kin_dyn_ros.node import realtime
+    tid = threading.main_thread().native_id
+    assert not realtime.has_priority(tid, 20)         # (this process: normal scheduling)
+    assert realtime.has_priority(2**22 + 7, 20)       # (no such thread: nothing to do)
 
 
 @LINUX
