@@ -36,6 +36,8 @@ and out); in the running node the plain tick cost ~50 us more per JointState at 
 the take saves 4-16 us more (docs/performance.md).
 """
 
+from typing import NamedTuple
+
 import numpy as np
 
 from .conversions import ns_words
@@ -53,6 +55,19 @@ _NO_MERGE = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8)
              np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64), 0, 0, 0)
 
 
+class _Inputs(NamedTuple):
+    """A steady tick's inputs, renewed together (:meth:`SteadyTick._renew`), each tick's
+    record keeping those of its tick: the matched odometry (a Timed or None), the wrenches
+    {contact: (expressed link, w (6,))}, their stamps [(contact, ns)], the base (w_H_b,
+    base velocity, from odometry?, representation) and the PreparedTick of the wrenches."""
+
+    odometry: object
+    wrenches: dict
+    stamps: list
+    base: tuple
+    prepared: object
+
+
 class SteadyTick:
     """The ticks after a plain one (:meth:`learn`), while nothing but the JointState
     changes (:meth:`run`, or :meth:`take` with the JointState), and after each odometry or
@@ -65,13 +80,12 @@ class SteadyTick:
     a newer input buffered); ``offers``: whether JointStates may be given to :meth:`take`
     (False once it found it cannot take them)."""
 
-    __slots__ = ("taken", "since_ns", "until_ns", "offers", "_read", "_odometry", "_wrenches",
-                 "_stamps", "_base", "_fd", "_prepared", "_in", "_pack", "_names", "_tf",
-                 "_senders", "_with_base", "_massless_at", "_timeout", "_messages", "_balance",
-                 "_kernel", "_head", "_wrench", "_tail", "_times", "_shapes", "_layouts",
-                 "_shared", "_fixed", "_live", "_sends", "_tf_gate", "_ok", "_balance_sends",
-                 "_balance_names", "_render_balance", "_merging", "_merged", "_unread",
-                 "_fd_note", "_markers")
+    __slots__ = ("taken", "since_ns", "until_ns", "offers", "_read", "_in", "_fd", "_pack",
+                 "_names", "_tf", "_senders", "_with_base", "_massless_at", "_timeout",
+                 "_messages", "_balance", "_kernel", "_head", "_wrench", "_tail", "_times",
+                 "_shapes", "_layouts", "_shared", "_fixed", "_live", "_sends", "_tf_gate", "_ok",
+                 "_balance_sends", "_balance_names", "_render_balance", "_merging", "_merged",
+                 "_unread", "_fd_note", "_markers")
 
     @classmethod
     def learn(cls, loop, tick, read):
@@ -103,7 +117,7 @@ class SteadyTick:
         if not _base_from(loop, odometry):     # (before base_state: it would log or need s)
             return None
         w_H_b, nu, have_base = ticker.base_state(odometry, None, None)
-        base = (w_H_b, nu, have_base, self._base[3])
+        base = (w_H_b, nu, have_base, self._in.base[3])
         return self._make(loop, self._read, stamp_ns, inputs, base,
                           ticker.prepare(inputs.wrenches), self._fd, self._massless_at, self)
 
@@ -123,13 +137,13 @@ class SteadyTick:
         None (the general way). :meth:`.inputs.SensorInputs.for_tick` matches them to every
         stamp from ``since_ns`` (the newest of their stamps; 0 for none) on."""
         odometry = sensors.odometry_buffer[-1] if sensors.odometry_buffer else None
-        mine, since = self._odometry, 0
+        mine, since = self._in.odometry, 0
         if (odometry is None) != (mine is None) or odometry is not None and \
                 odometry.frame != mine.frame:
             return None
         if odometry is not None:
             since = odometry.stamp_ns
-        wrenches, buffers, frames = [], sensors.wrench_buffers, self._wrenches
+        wrenches, buffers, frames = [], sensors.wrench_buffers, self._in.wrenches
         for contact in contacts:
             buffer = buffers.get(contact)
             if buffer:
@@ -151,23 +165,21 @@ class SteadyTick:
         a steady tick made anew). False (nothing changed) when the core refuses them (the
         plain way then names why)."""
         wrenches = {contact: (w.frame, w.value) for contact, w in matched}
-        prepared = self._prepared.renewed(wrenches)
+        prepared = self._in.prepared.renewed(wrenches)
         if prepared is None:
             return False
-        base, times = self._base, self._times
+        base, times = self._in.base, self._times
         if odometry is not None:
             w_H_b, nu, have_base = loop.ticker.base_state(odometry, None, None)
-            base = self._base = (w_H_b, nu, have_base, base[3])
+            base = (w_H_b, nu, have_base, base[3])
             self._head = (*self._head[:3], w_H_b)
             times[1] = odometry.stamp_ns
         stamps = []
         for k, (contact, w) in enumerate(matched):
             stamps.append((contact, w.stamp_ns))
             times[2 + k] = w.stamp_ns
-        self._odometry, self._wrenches, self._stamps, self._prepared = odometry, wrenches, \
-            stamps, prepared
+        self._in = _Inputs(odometry, wrenches, stamps, base, prepared)
         self._wrench = (self._wrench[0], prepared.values)
-        self._in = (odometry, wrenches, stamps, base, prepared, self._fd)
         self.taken, self.since_ns, self.until_ns = loop.inputs.taken, since_ns, NEVER
         if self._merging is None:
             self._merging, self.offers = _UNASKED, True
@@ -202,9 +214,8 @@ class SteadyTick:
         settings = loop.settings
         self.taken, self._read = loop.inputs.taken, read
         self.since_ns, self.until_ns = span_ns     # (its ticks: the stamps in [since, until))
-        self._odometry, self._wrenches, self._stamps = odometry, wrenches, stamps
-        self._base, self._fd, self._prepared, self._pack = base, fd, prepared, pack
-        self._in = (odometry, wrenches, stamps, base, prepared, fd)     # (for the records)
+        self._in = _Inputs(odometry, wrenches, stamps, base, prepared)
+        self._fd, self._pack = fd, pack
         self._with_base = settings.publish_base_tf and base[2]
         self._massless_at = massless_at
         self._balance = not read.isdisjoint(loop.balance)     # ~/zmp, ... read
@@ -234,11 +245,12 @@ class SteadyTick:
         tick to tick (:meth:`run` gives the others), and the names and aliases of the
         messages it renders without /tf and with it; those of the readers, model and
         services (``_fixed``) taken from ``like`` when given."""
-        kernels, head, self._wrench, size, shape = self._prepared.arguments()
-        w_H_b, _, _, representation = self._base
+        odometry, _, stamps, base, prepared = self._in
+        kernels, head, self._wrench, size, shape = prepared.arguments()
+        w_H_b, _, _, representation = base
         n = loop.ticker.kd.NDoF
         self._kernel, self._ok, self._head, self._shapes = kernels.steady_tick, kernels.OK, \
-            (*head, w_H_b), (size, shape, 1 + len(self._stamps), (2, n))
+            (*head, w_H_b), (size, shape, 1 + len(stamps), (2, n))
         self._merged, self._unread = kernels.MERGED, kernels.UNREAD
         self._merging, self._fd_note = _UNASKED, None      # (asked by take(): _ask)
         self.offers = True
@@ -266,9 +278,8 @@ class SteadyTick:
             self._live = merger.merged_arrays()[0]
             self._fixed += merger.mimic_arrays()
             self._tf_gate = loop.tf_gate()
-        odometry = self._odometry
         self._times = np.array([0, 0 if odometry is None else odometry.stamp_ns,
-                                *(stamp for _, stamp in self._stamps)], np.int64)
+                                *(stamp for _, stamp in stamps)], np.int64)
         self._tail = (bool(self._tf and self._layouts[1][2]), odometry is not None,
                       self._timeout, self._fd, *self._fixed)
 
@@ -299,7 +310,7 @@ class SteadyTick:
             np.empty(pair)
         times = self._times
         times[0] = stamp_ns
-        if self._kernel(b"", *_NO_MERGE, *self._head, self._live, self._base[1], joints,
+        if self._kernel(b"", *_NO_MERGE, *self._head, self._live, self._in.base[1], joints,
                         *self._wrench, out, poses, ages, times, *self._tail) != self._ok:
             return None
         return self._publish(loop, read, stamp_ns, fd_note, out, poses, ages, joints)
@@ -338,7 +349,7 @@ class SteadyTick:
             np.empty(pair)
         times = self._times
         status = self._kernel(data, *self._merging, last_ns, self.since_ns, self.until_ns,
-                              *self._head, self._live, self._base[1], joints, *self._wrench,
+                              *self._head, self._live, self._in.base[1], joints, *self._wrench,
                               out, poses, ages, times, *self._tail)
         if status != self._ok:
             if status == self._merged:
@@ -382,8 +393,8 @@ class SteadyTick:
         output (``PreparedTick.balance_vector``: no TickResult made), published through the
         handles; from the record's result where the vector cannot give them."""
         ticker = loop.ticker
-        vector = record.balance_vector = self._prepared.balance_vector(
-            self._base[0], record._out, record._poses, ticker.geometry,
+        vector = record.balance_vector = self._in.prepared.balance_vector(
+            self._in.base[0], record._out, record._poses, ticker.geometry,
             ticker.settings.contact_force_threshold)        # (the record's state's w_H_b)
         sends = self._balance_sends
         rendered = self._render_balance(vector, ns_words(record.stamp_ns),
@@ -417,12 +428,12 @@ class SteadyTickRecord(Tick):
     the tick computed for its balance outputs, if it did (``balance_vector``: not again
     for the contact mechanics)."""
 
-    __slots__ = ("_in", "_joints", "_out", "_poses", "_ages", "_ticker", "_state",
+    __slots__ = ("_in", "_fd", "_joints", "_out", "_poses", "_ages", "_ticker", "_state",
                  "_inputs", "_made", "balance_vector")
 
     def __init__(self, steady, stamp_ns, joints, fd_note, out, poses, ages, ticker):
-        self._in = given = steady._in     # (the inputs of this tick: the steady tick's renew)
-        self.stamp_ns, self.have_base, self.fd_note = stamp_ns, given[3][2], fd_note
+        self._in, self._fd = steady._in, steady._fd   # (this tick's inputs: renewed after)
+        self.stamp_ns, self.have_base, self.fd_note = stamp_ns, self._in.base[2], fd_note
         self._joints, self._out, self._poses, self._ages = joints, out, poses, ages
         self._ticker, self._state, self._inputs, self._made = ticker, None, None, None
         self.balance_vector = None
@@ -430,7 +441,7 @@ class SteadyTickRecord(Tick):
     @property
     def state(self):
         if self._state is None:
-            w_H_b, nu, _, representation = self._in[3]
+            w_H_b, nu, _, representation = self._in.base
             joints = self._joints
             self._state = MeasuredState(w_H_b, joints[0], nu, joints[1], representation)
         return self._state
@@ -438,7 +449,7 @@ class SteadyTickRecord(Tick):
     @property
     def inputs(self):
         if self._inputs is None:
-            odometry, wrenches, stamps = self._in[:3]
+            odometry, wrenches, stamps, _, _ = self._in
             ages = self._ages.tolist()
             self._inputs = TickInputs(
                 self.stamp_ns, odometry, dict(wrenches), set(),
@@ -449,9 +460,9 @@ class SteadyTickRecord(Tick):
     @property
     def result(self):
         if self._made is None:
-            ticker, (_, _, _, _, prepared, fd) = self._ticker, self._in
-            self._made = prepared.result(
-                self.state.w_H_b, self._out, self._poses, fd, ticker.geometry,
+            ticker = self._ticker
+            self._made = self._in.prepared.result(
+                self.state.w_H_b, self._out, self._poses, self._fd, ticker.geometry,
                 ticker.settings.contact_force_threshold)
             if self.balance_vector is not None:       # (the same kernel's, the same inputs)
                 vars(self._made)["balance_vector"] = self.balance_vector

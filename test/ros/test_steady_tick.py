@@ -259,7 +259,7 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
     take = SteadyTick.take
 
     def counted(self, loop, read, data, last_ns):     # (which ticks took their JointState)
-        kernel, nu = self._kernel, self._base[1]
+        kernel, nu = self._kernel, self._in.base[1]
 
         def spied(*args):                       # (which JointStates the kernel was given)
             given.append(len(kinds))
