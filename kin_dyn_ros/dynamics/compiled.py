@@ -357,12 +357,12 @@ class CompiledModel:
         com_jacobian, minv) straight from the kernel (``rep`` an int), or None when that
         cannot answer (as :meth:`frame_at`; also a singular M for minv): the caller then
         takes :meth:`whole`, which says why."""
-        want, length, shape = self._whole[what]
-        out = np.empty(length)
+        want, _, shape = self._whole[what]
+        out = np.empty(shape or 3)
         if _QUERIES_READY.is_set():
             try:
                 if not self._whole_at(self.mf, self.mi, rep, want, w_H_b, s, out):
-                    return out if shape is None else out[3:].reshape(shape)
+                    return out
             except (TypeError, ValueError, AttributeError):
                 pass    # (ValueError: the dispatcher on an empty list; AttributeError: a
                 #          list given to the Python kernels of NUMBA_DISABLE_JIT=1)
@@ -541,8 +541,11 @@ def _warm(compiled, names):
         compiled.frame(2, "pose", 0, h, z)
     if "frame_at_position" in names:
         compiled.k.frame_at_position(compiled.mf, compiled.mi, 2, 0, 0, h, z, np.empty((0, 0)))
-    if "whole_at_position" in names:
+    if "whole_at_position" in names:            # (a vector's out, and a matrix's)
         compiled.k.whole_at_position(compiled.mf, compiled.mi, 2, 0, h, z, np.empty(3))
+        size = 6 + compiled.n
+        compiled.k.whole_at_position(compiled.mf, compiled.mi, 2, compiled.k.WANT_CMM, h, z,
+                                     np.empty((6, size)))
     if "horizon" in names:
         compiled.horizon(2, 1, [0], h[None], z[None], z6[None], z[None])
     if "coriolis" in names:

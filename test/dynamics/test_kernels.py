@@ -295,6 +295,12 @@ def test_the_kernels_refuse_wrong_shapes_before_reading(pairs):
                             np.empty(3 + 7 * (6 + n))) == k.BAD_SHAPE
     assert k.whole_body(jit.mf, jit.mi, 2, 0, st.w_H_b, st.s, e, e, e, e, e, True,
                         np.empty(1, np.int64), np.empty((0, 6)), np.empty(3)) == k.BAD_SHAPE
+    size = 6 + n          # whole_at_position: ``out`` of the answer's size, else refused
+    for want, out in ((k.WANT_CMM, np.empty((6, size - 1))), (k.WANT_CMM, np.empty(3 + 6 * size)),
+                      (k.WANT_MASS, np.empty((6, size))), (0, np.empty(4))):
+        out[...] = 7.0
+        assert k.whole_at_position(jit.mf, jit.mi, 2, want, st.w_H_b, st.s, out) == k.BAD_SHAPE
+        assert (out == 7.0).all(), "written before refusing"
 
 
 def test_read_only_strided_and_fortran_inputs_take_the_same_signature(pairs):
