@@ -295,6 +295,9 @@ def test_the_kernels_refuse_wrong_shapes_before_reading(pairs):
                             np.empty(3 + 7 * (6 + n))) == k.BAD_SHAPE
     assert k.whole_body(jit.mf, jit.mi, 2, 0, st.w_H_b, st.s, e, e, e, e, e, True,
                         np.empty(1, np.int64), np.empty((0, 6)), np.empty(3)) == k.BAD_SHAPE
+    jdot = np.full((6, 6 + n), 7.0)     # frame_at_position: no rates, so no Jdot
+    assert k.frame_at_position(jit.mf, jit.mi, 2, k.WANT_JDOT, fast.model.frame_index["l_sole"],
+                               st.w_H_b, st.s, jdot) == k.BAD_SHAPE and (jdot == 7.0).all()
     size = 6 + n          # whole_at_position: ``out`` of the answer's size, else refused
     for want, out in ((k.WANT_CMM, np.empty((6, size - 1))), (k.WANT_CMM, np.empty(3 + 6 * size)),
                       (k.WANT_MASS, np.empty((6, size))), (0, np.empty(4))):
