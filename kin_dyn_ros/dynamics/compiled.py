@@ -506,7 +506,7 @@ def _warm(compiled, names):
     if "read_stamped" in names:
         ints, raw = np.zeros(1, np.intp), np.zeros(48, np.uint8)
         for pose in (np.zeros((4, 4)), np.zeros((0, 0))):
-            compiled.k.read_stamped(np.frombuffer(b"", np.uint8), 0, ints, raw, ints, ints, 0,
+            compiled.k.read_stamped(b"", 0, ints, raw, ints, ints, 0,   # (the bytes taken)
                                     raw, raw.view(np.float64), z6, np.zeros(2, np.int64),
                                     pose, z6 if len(pose) else z6[:0], 0.01)
     if "share_state" in names:

@@ -2248,7 +2248,7 @@ def merge_joint_state(data, layout, expected, raw, block, values, received, effo
 def read_stamped(data, size, keep, expected, starts, counts, end, raw, read, values, stamp,
                  pose, rotated, tolerance):
     """Read a stamped message (odometry, a wrench) from its plain little-endian CDR bytes
-    ``data`` (uint8) whose strings are known ones: the ``size`` bytes from the header's
+    ``data`` (bytes, as taken: no array made per message; or uint8) whose strings are known ones: the ``size`` bytes from the header's
     frame_id on, whose bytes at ``keep`` (offsets from there) are ``expected`` (padding not
     compared). From the first 8-aligned offset after them, ``counts[j]`` float64 at byte
     ``starts[j]`` each go to ``values`` one block after the other; the message takes ``end``
@@ -2262,7 +2262,7 @@ def read_stamped(data, size, keep, expected, starts, counts, end, raw, read, val
     arithmetic). Returns OK; NOT_FINITE (a value is
     NaN or inf) or UNREAD (other bytes, or a quaternion whose squared norm is further than
     ``tolerance`` from 1) change nothing the caller keeps."""
-    nbytes = data.shape[0]
+    nbytes = len(data)                           # (bytes or a uint8 array)
     if nbytes < 16 + size or data[0] != 0 or data[1] != 1 or data[2] != 0 or data[3] != 0:
         return UNREAD
     for i in range(keep.shape[0]):

@@ -139,11 +139,11 @@ class CompiledStamped:
         """((sec, nanosec), child link, w_H_c (4, 4), twist (6,) in C's axes, the same in
         the world's axes (6,)) of odometry bytes with the learnt frame ids, else None."""
         known = self._odometry
-        if known is None or not isinstance(data, bytes):
+        if known is None or type(data) is not bytes:
             return None
         values, pose, mixed = np.empty(13), np.empty((4, 4)), np.empty(6)
-        if self._read(np.frombuffer(data, np.uint8), *known[1], values, self._stamp, pose,
-                      mixed, self._tolerance) != self._ok:
+        if self._read(data, *known[1], values, self._stamp, pose, mixed,
+                      self._tolerance) != self._ok:
             return None
         return (int(self._stamp[0]), int(self._stamp[1])), known[0], pose, values[7:], mixed
 
@@ -151,10 +151,10 @@ class CompiledStamped:
         """((sec, nanosec), frame link, w (6,)) of ``contact``'s wrench bytes with its
         learnt frame id, else None."""
         known = self._wrenches.get(contact)
-        if known is None or not isinstance(data, bytes):
+        if known is None or type(data) is not bytes:
             return None
         values = np.empty(6)
-        if self._read(np.frombuffer(data, np.uint8), *known[1], values, self._stamp, _NO_POSE,
-                      _NO_TWIST, self._tolerance) != self._ok:
+        if self._read(data, *known[1], values, self._stamp, _NO_POSE, _NO_TWIST,
+                      self._tolerance) != self._ok:
             return None
         return (int(self._stamp[0]), int(self._stamp[1])), known[0], values

@@ -237,7 +237,10 @@ class SensorInputs:
             if self._stamped is not None:
                 self._stamped.learn_wrench(contact, data, frame)
         self.wrenches[contact] = entry
-        self.wrench_buffers.setdefault(contact, deque(maxlen=INPUT_BUFFER)).append(entry)
+        buffer = self.wrench_buffers.get(contact)      # (no deque made per message)
+        if buffer is None:
+            buffer = self.wrench_buffers[contact] = deque(maxlen=INPUT_BUFFER)
+        buffer.append(entry)
         self.taken += 1
 
     def _link(self, frame_id, what):
