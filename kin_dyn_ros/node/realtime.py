@@ -77,9 +77,9 @@ def configure_native_threads(priority, done=None):
     refusal of a thread that still exists, if any."""
     refused = []
     for tid in native_threads() if priority > 0 else ():
-        if done is not None:
-            if tid in done and (not done[tid] or has_priority(tid, priority)):
-                continue
+        if done is not None and tid in done and (not done[tid]
+                                                 or has_priority(tid, priority)):
+            continue
         warnings = configure_thread(priority, (), tid)
         if done is not None:
             done[tid] = not warnings
