@@ -37,7 +37,7 @@ from .checks import checked_arrays
 __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMassMatrix",
            "warm_up", "ensure_compiled", "prepare", "queries_ready", "BalanceContacts",
            "inputs", "compiled_kernels", "EMPTY",
-           "NO_TARGETS", "NO_FRAMES", "NO_WRENCHES"]
+           "NO_TARGETS", "NO_FRAMES", "NO_WRENCHES", "NO_BALANCING", "NO_BALANCE_PACK"]
 
 _FALSE = ("0", "false", "no", "off")
 COMPILE_BESIDE_S = 300.0    # at most this long for the other process's compilation
@@ -137,6 +137,13 @@ _S6 = (6,)
 NO_TARGETS = np.empty((0, 2), dtype=np.int64)
 NO_FRAMES = np.empty(0, dtype=np.int64)
 NO_WRENCHES = np.empty((0, 6))
+# :func:`.kernels.steady_tick`'s ``balancing``: its balance messages' part (pattern, buffer,
+# sources, places, stamp pairs) while it has none (its empty pattern matches no tick), and
+# the whole without balance outputs (not read: of its types, the one compiled signature)
+NO_BALANCE_PACK = (NO_FRAMES, np.zeros(8, np.uint8), NO_FRAMES, NO_FRAMES, NO_TARGETS)
+NO_BALANCING = (NO_FRAMES, NO_FRAMES, NO_WRENCHES, np.zeros(0, np.bool_), np.zeros((0, 3)),
+                np.zeros((0, 3)), np.zeros(0, np.bool_), np.zeros((0, 3)),
+                np.zeros(1, np.int64), 0.0, 0.0, 0.0, *NO_BALANCE_PACK, np.zeros(2, np.int64))
 
 
 class BalanceContacts:
@@ -488,7 +495,8 @@ def _warm(compiled, names):
             0, 0, compiled.mf, compiled.mi, 2, h, np.zeros((3, n)), z6, np.empty((2, n)),
             NO_TARGETS, _EMPTY, np.empty(22 * n + 19), np.empty((n + 1, 4, 4)), np.empty(1),
             np.zeros(2, np.int64), True, False, 0.1, True, words, 7, 1, 0, buf, NO_FRAMES,
-            NO_FRAMES, pairs, np.zeros((2, 0), np.int64), np.zeros((2, 0)))
+            NO_FRAMES, pairs, np.zeros((2, 0), np.int64), np.zeros((2, 0)), _EMPTY,
+            NO_BALANCING)
     if "frame_poses" in names:
         compiled.frame_poses(np.zeros((compiled.n + 1, 4, 4)), np.zeros(3))
     if "scatter_words" in names:

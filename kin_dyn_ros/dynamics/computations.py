@@ -342,6 +342,22 @@ class PreparedTick:
                                        self.frame_wrenches or _NO_FRAME_WRENCHES, self.values,
                                        threshold, self._targets)
 
+    def balance_arguments(self, contacts, threshold):
+        """(contact names, layout, arguments) of the balance of :meth:`run`'s tick for
+        ``contacts`` under ``threshold`` [N], for a caller that computes it inside a kernel
+        of its own (:func:`.kernels.steady_tick`'s ``balancing``): the layout of its output
+        (:func:`.kernels.balance_layout`) and the arguments of :func:`.kernels.balance`
+        from ``links`` to ``min_cosine`` (this PreparedTick's wrenches). None without
+        contacts. :meth:`balance_vector` gives the same numbers."""
+        if not contacts:
+            return None
+        spec, expressed, wrenches, measured = self.kd._held_balance(
+            contacts, self.frame_wrenches or _NO_FRAME_WRENCHES, self.values, self._targets)
+        return spec.names, spec.layout, (
+            spec.links, expressed, np.ascontiguousarray(wrenches), measured, spec.centres,
+            spec.normals, spec.soles, spec.points, spec.first_point, float(threshold),
+            float(spec.tol), float(spec.min_cosine))
+
     def result(self, w_H_b, out, poses, fd, contacts=None, threshold=0.0):
         """The :class:`TickResult` of :meth:`run`'s ``out`` and ``poses`` at ``w_H_b`` (``fd``:
         torques were given), as compute_tick gives it with ``contacts`` and ``threshold``."""

@@ -879,11 +879,12 @@ def _dot3(a, b):
 def _cop_on(w, o, n, threshold, out, at):
     """The CoP of wrench ``w`` (6,) (world, about the origin) on the plane through ``o``
     normal to ``n`` into out[at:at + 3], the normal force into out[at + 3]; whether the force
-    is above ``threshold`` (else the point is not written). As balance._cop, operation for
+    is above ``threshold`` (else the point is zeros). As balance._cop, operation for
     operation."""
     fn = _dot3(n, w)
     out[at + 3] = fn
     if not fn > threshold:
+        out[at], out[at + 1], out[at + 2] = 0.0, 0.0, 0.0
         return False
     mx = w[3] - (o[1] * w[2] - o[2] * w[1])
     my = w[4] - (o[2] * w[0] - o[0] * w[2])
@@ -937,7 +938,8 @@ def balance(mf, mi, poses, base_position, links, expressed, wrenches, measured, 
     axes about its origin (``measured`` (k,) false: none), its sole's centre and normal
     (k, 3) in link axes, whether it is a flat sole (``soles`` (k,)) and its points (P, 3),
     contact i's from ``first_point[i]``; ``tol``, ``min_cosine`` as balance's COPLANAR_TOL,
-    MIN_UP_COSINE. ``out`` as :func:`balance_layout`."""
+    MIN_UP_COSINE. ``out`` as :func:`balance_layout`, every number written (zeros where
+    undefined, omega NaN without a pendulum) but after NOT_SOLES."""
     k = links.shape[0]
     lay = balance_layout(k)
     g = mf[float_layout(mi[0], mi[1])[6]:]
@@ -958,6 +960,7 @@ def balance(mf, mi, poses, base_position, links, expressed, wrenches, measured, 
         _on_pose(h, normals[i], False, sole_n[i])
         at = 5 * i
         if not measured[i]:
+            out[at], out[at + 1], out[at + 2] = 0.0, 0.0, 0.0
             out[at + 3], out[at + 4] = 0.0, -1.0
             continue
         if expressed[i] == links[i]:
@@ -973,6 +976,8 @@ def balance(mf, mi, poses, base_position, links, expressed, wrenches, measured, 
             out[at + 4] = 0.0
     out[lay[0]] = count
     if count == 0:
+        for j in range(lay[0] + 1, lay[11]):
+            out[j] = 0.0
         return OK
     for j in range(count):
         if not soles[active[j]]:
@@ -1019,6 +1024,8 @@ def balance(mf, mi, poses, base_position, links, expressed, wrenches, measured, 
     height = _dot3(ground_n, diff) / along
     out[lay[9]] = height
     if not height > 0.0:
+        for j in range(lay[6], lay[8]):
+            out[j] = 0.0
         out[lay[8]], out[lay[10]] = np.nan, 0.0
         return OK
     omega = np.sqrt(norm / height)
@@ -2352,7 +2359,8 @@ MERGED = 7         # steady_tick: a JointState merged, but the tick failed (the 
 def steady_tick(data, layout, expected, raw, block, received, effort_received, merged,
                 last_ns, since_ns, until_ns, mf, mi, rep, w_H_b, values, nu, state, targets,
                 wrenches, out, poses, ages, stamps, with_pose, with_odometry, timeout, fd, words,
-                header, generation, code, buf, sources, places, pairs, mimic, factors):
+                header, generation, code, buf, sources, places, pairs, mimic, factors, balanced,
+                balancing):
     """A node's tick in one call: :func:`tick`, its state into shared memory
     (:func:`share_state`) and its numbers into a buffer of serialised messages
     (:func:`scatter_words`), for a tick whose inputs keep their layout; with a JointState
@@ -2380,7 +2388,10 @@ def steady_tick(data, layout, expected, raw, block, received, effort_received, m
     stamp is 0, not after ``last_ns``, the last tick's, or not in [``since_ns``,
     ``until_ns``): the stamps whose inputs the caller's arguments are), STALE,
     UNREAD or NOT_FINITE (the merge's); or MERGED: merged, but the tick failed (the caller
-    ticks it). Without, the merge's arguments are not read (empty arrays will do)."""
+    ticks it). Without, the merge's arguments are not read (empty arrays will do).
+
+    With ``balanced`` not empty, the tick's balance outputs too (:func:`_steady_balance`:
+    ``balancing`` as it says); without, ``balancing`` is not read (:data:`NO_BALANCING`)."""
     if len(data) > 0:
         if len(data) < 12:
             return UNREAD
@@ -2425,4 +2436,44 @@ def steady_tick(data, layout, expected, raw, block, received, effort_received, m
     nanosec = stamp - sec * 1_000_000_000
     scatter_words(out, ages if fd else ages[:0], w_H_b, with_pose, sources, places,
                   buf.view(np.float64), pairs, buf.view(np.uint32), sec % 4294967296, nanosec)
+    if balanced.shape[0] > 0:
+        _steady_balance(mf, mi, poses, w_H_b, out, balanced, balancing, sec % 4294967296,
+                        nanosec)
     return OK
+
+
+@_jit
+def _steady_balance(mf, mi, poses, w_H_b, out, balanced, balancing, sec, nanosec):
+    """A steady tick's balance outputs: :func:`balance` of the tick (``poses``, ``w_H_b``'s
+    translation, the CoM and its velocity from ``out``, :func:`tick`'s) into ``balanced``
+    (:func:`balance_layout`); when a contact is active and the CoPs' defined flags are
+    ``pattern``'s, its numbers written into the balance messages' buffer as
+    :func:`scatter_words` writes them (their sources index ``balanced``, then a pose unused,
+    then one 0.0: an undefined CoP's coordinates) with the stamp (``sec`` modulo 2**32,
+    ``nanosec``). ``balancing``: (links, expressed, wrenches, measured, centres, normals,
+    soles, points, first_point, threshold, tol, min_cosine: :func:`balance`'s; pattern
+    (k,) int64, 1 defined, 0 not (another value matches none); buf, sources, places,
+    pairs: :func:`scatter_words`'; state (2,) int64: gets balance's status and 1 when
+    the buffer was written, else 0)."""
+    n = mi[0]
+    base_position = np.empty(3)
+    for r in range(3):
+        base_position[r] = w_H_b[r, 3]
+    state = balancing[17]
+    state[1] = 0
+    status = balance(mf, mi, poses, base_position, balancing[0], balancing[1], balancing[2],
+                     balancing[3], balancing[4], balancing[5], balancing[6], balancing[7],
+                     balancing[8], balancing[9], balancing[10], balancing[11],
+                     out[20 * n:20 * n + 3], out[20 * n + 3:20 * n + 6], balanced)
+    state[0] = status
+    k = balancing[0].shape[0]
+    pattern = balancing[12]
+    if status != OK or not balanced[5 * k] > 0.0 or pattern.shape[0] != k:
+        return
+    for i in range(k):
+        if (1 if balanced[5 * i + 4] > 0.0 else 0) != pattern[i]:
+            return
+    buf = balancing[13]
+    scatter_words(balanced, np.zeros(1), w_H_b, n < 0, balancing[14], balancing[15],
+                  buf.view(np.float64), balancing[16], buf.view(np.uint32), sec, nanosec)
+    state[1] = 1

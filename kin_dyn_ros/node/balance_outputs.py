@@ -32,7 +32,7 @@ from .markers import MarkerGroup, make_marker
 from .outputs import SerializedTemplate, TemplateCache
 from .template_pack import TemplatePack
 
-__all__ = ["BalanceMessages", "balance_markers", "MARKER_NAMESPACES"]
+__all__ = ["BalanceMessages", "balance_markers", "defined_at", "defined_in", "MARKER_NAMESPACES"]
 
 MARKER_NAMESPACES = ("cop", "zmp", "capture_point")
 DIAMETERS = {"cop": 0.03, "zmp": 0.045, "capture_point": 0.045}     # [m]
@@ -42,6 +42,21 @@ UNKNOWN_RGBA = (0.6, 0.6, 0.6, 1.0)     # no support polygon
 _ZERO = np.zeros(3)
 _EYE4 = np.eye(4)
 _NOUGHT = np.zeros(1)        # the packed sources' "extra": an undefined CoP's coordinates
+
+
+def defined_at(name, lay):
+    """The index of the defined flag of the balance output ``name`` ("zmp",
+    "capture_point") in a balance vector laid out as ``lay``
+    (:func:`..dynamics.kernels.balance_layout`); None for "cop" (defined whenever a contact
+    is active)."""
+    return None if name == "cop" else lay[5] if name == "zmp" else lay[10]
+
+
+def defined_in(name, out, lay):
+    """Whether the balance output ``name`` is defined in the balance vector ``out`` laid out
+    as ``lay``, one contact active (:func:`defined_at`)."""
+    at = defined_at(name, lay)
+    return at is None or bool(out[at])
 
 
 class PointMessage:
@@ -92,18 +107,27 @@ class BalanceMessages:
         _, out, lay, _ = vector
         if not out[lay[0]]:                             # no active contact
             return {}
+        pack = self.pack_for(vector)
+        if not pack:
+            return None
+        wanted = []             # (a loop, not a comprehension: no frame of its own)
+        for name in names:
+            if defined_in(name, out, lay):
+                wanted.append(name)
+        return pack[0].render(out, _NOUGHT, _EYE4, False, words, wanted)
+
+    def pack_for(self, vector):
+        """(the :class:`.template_pack.TemplatePack`, the CoPs' defined flags (k,)) that
+        :meth:`render_vector` renders the balance ``vector`` (of this node's contacts, one
+        active) with, its sources indexing the vector, then a pose, then one 0.0; False
+        where a template is not usable."""
+        _, out, lay, _ = vector
         defined = []            # (loops, not comprehensions: no frame of their own)
         for i in range(len(self._contacts)):
             defined.append(bool(out[5 * i + 4] > 0.0))
         defined = tuple(defined)
         pack = self._packs.get(defined, lambda: self._pack(defined, lay, len(out)))
-        if not pack:
-            return None
-        wanted = []
-        for name in names:
-            if name == "cop" or out[lay[5] if name == "zmp" else lay[10]]:
-                wanted.append(name)
-        return pack.render(out, _NOUGHT, _EYE4, False, words, wanted)
+        return pack and (pack, defined)
 
     def _pack(self, defined, lay, m):
         """The :class:`.template_pack.TemplatePack` of ~/zmp, ~/capture_point and ~/cop with
@@ -181,4 +205,3 @@ def _prototype(frame, n_contacts, colours):
     doubles = xyz_fields([m.pose.position for m in markers])
     integers = [f for m in markers for f in stamp_fields(m)] + [(m, "action") for m in markers]
     return markers, doubles, integers
-

@@ -40,6 +40,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..dynamics.compiled import NO_BALANCE_PACK, NO_BALANCING
+from .balance_outputs import defined_at
 from .conversions import ns_words
 from .inputs import NEVER, TickInputs
 from .outputs import byte_publisher
@@ -85,7 +87,8 @@ class SteadyTick:
                  "_messages", "_balance", "_kernel", "_head", "_wrench", "_tail", "_times",
                  "_shapes", "_layouts", "_shared", "_fixed", "_live", "_sends", "_tf_gate", "_ok",
                  "_balance_sends", "_balance_names", "_render_balance", "_merging", "_merged",
-                 "_unread", "_fd_note", "_markers")
+                 "_unread", "_fd_note", "_markers", "_balance_messages", "_bal_len", "_bal_spec",
+                 "_bal_model", "_bal_pack", "_bal_sends", "_bal_state", "_balancing")
 
     @classmethod
     def learn(cls, loop, tick, read):
@@ -180,6 +183,7 @@ class SteadyTick:
             times[2 + k] = w.stamp_ns
         self._in = _Inputs(odometry, wrenches, stamps, base, prepared)
         self._wrench = (self._wrench[0], prepared.values)
+        self._balance_arguments(loop)
         self.taken, self.since_ns, self.until_ns = loop.inputs.taken, since_ns, NEVER
         if self._merging is None:
             self._merging, self.offers = _UNASKED, True
@@ -226,6 +230,8 @@ class SteadyTick:
             self._balance_sends = like._balance_sends
             self._balance_names, self._render_balance = like._balance_names, \
                 like._render_balance
+            self._balance_messages = like._balance_messages
+            self._bal_pack, self._bal_sends = like._bal_pack, like._bal_sends
         else:
             self._markers = loop.markers_gate(read)
             names = [n for n in _PER_TICK if loop.by_name[n] in read]
@@ -237,7 +243,10 @@ class SteadyTick:
             self._balance_sends = tuple((name, *byte_publisher(p))
                                         for p, name in loop.balance_read(read))
             self._balance_names = [name for name, _, _ in self._balance_sends]
-            self._render_balance = loop.model.balance_messages.render_vector
+            self._balance_messages = loop.model.balance_messages
+            self._render_balance = self._balance_messages.render_vector
+            self._bal_pack, self._bal_sends = NO_BALANCE_PACK, ()
+        self._bal_state = np.zeros(2, np.int64)
         self._arguments(loop, like)
 
     def _arguments(self, loop, like):
@@ -282,6 +291,24 @@ class SteadyTick:
                                 *(stamp for _, stamp in stamps)], np.int64)
         self._tail = (bool(self._tf and self._layouts[1][2]), odometry is not None,
                       self._timeout, self._fd, *self._fixed)
+        self._balance_arguments(loop)
+
+    def _balance_arguments(self, loop):
+        """The kernel's balance arguments for this one's wrenches, while the balance
+        outputs are read (:meth:`_publish_balance`): the length of its balance vector
+        (``_bal_len``; 0: none computed) and ``balancing`` (:func:`..dynamics.kernels.
+        _steady_balance`: the core's arguments, then the messages' pack of the last pattern
+        of defined CoPs, :meth:`_learn_pack`)."""
+        got = None
+        if self._balance:
+            threshold = loop.ticker.settings.contact_force_threshold
+            got = self._in.prepared.balance_arguments(loop.ticker.geometry, threshold)
+        if got is None:
+            self._bal_len, self._bal_spec, self._balancing = 0, None, NO_BALANCING
+            return
+        names, layout, self._bal_model = got
+        self._bal_len, self._bal_spec = int(layout[-1]), (names, layout, threshold)
+        self._balancing = (*self._bal_model, *self._bal_pack, self._bal_state)
 
     def run(self, loop, read):
         """Compute, hand the services and publish the tick of the latest JointState of
@@ -308,12 +335,15 @@ class SteadyTick:
         size, shape, count, pair = self._shapes
         out, poses, ages, joints = np.empty(size), np.empty(shape), np.empty(count), \
             np.empty(pair)
+        balanced = np.empty(self._bal_len) if self._bal_len else _NO_WORDS
         times = self._times
         times[0] = stamp_ns
         if self._kernel(b"", *_NO_MERGE, *self._head, self._live, self._in.base[1], joints,
-                        *self._wrench, out, poses, ages, times, *self._tail) != self._ok:
+                        *self._wrench, out, poses, ages, times, *self._tail, balanced,
+                        self._balancing) != self._ok:
             return None
-        return self._publish(loop, read, stamp_ns, fd_note, out, poses, ages, joints)
+        return self._publish(loop, read, stamp_ns, fd_note, out, poses, ages, joints,
+                             balanced)
 
     def _ask(self, loop):
         """Whether :meth:`take` can take the JointStates of ``loop``: those of the one name
@@ -347,10 +377,11 @@ class SteadyTick:
         size, shape, count, pair = self._shapes
         out, poses, ages, joints = np.empty(size), np.empty(shape), np.empty(count), \
             np.empty(pair)
+        balanced = np.empty(self._bal_len) if self._bal_len else _NO_WORDS
         times = self._times
         status = self._kernel(data, *self._merging, last_ns, self.since_ns, self.until_ns,
                               *self._head, self._live, self._in.base[1], joints, *self._wrench,
-                              out, poses, ages, times, *self._tail)
+                              out, poses, ages, times, *self._tail, balanced, self._balancing)
         if status != self._ok:
             if status == self._merged:
                 sensors.joint_state_merged(times.item(0))
@@ -361,12 +392,13 @@ class SteadyTick:
             return False
         stamp_ns = times.item(0)
         sensors.joint_state_merged(stamp_ns)
-        return self._publish(loop, read, stamp_ns, self._fd_note, out, poses, ages, joints)
+        return self._publish(loop, read, stamp_ns, self._fd_note, out, poses, ages, joints,
+                             balanced)
 
-    def _publish(self, loop, read, stamp_ns, fd_note, out, poses, ages, joints):
+    def _publish(self, loop, read, stamp_ns, fd_note, out, poses, ages, joints, balanced):
         """The record of a tick the kernel computed (``out``, ``poses``, ``ages``, the
-        joints' state ``joints``), its state handed to the services (when not shared by
-        the kernel), its messages published."""
+        joints' state ``joints``, its balance vector ``balanced``), its state handed to the
+        services (when not shared by the kernel), its messages published."""
         ticker = loop.ticker
         record = SteadyTickRecord(self, stamp_ns, joints, fd_note, out, poses, ages, ticker)
         if self._fd and out[self._massless_at]:       # (their names: from the result)
@@ -381,33 +413,62 @@ class SteadyTick:
             with handle:
                 publish(data())
         if self._balance:           # (computed only while read)
-            self._publish_balance(loop, record, read)
+            self._publish_balance(loop, record, read, balanced)
         markers = self._markers     # (TickLoop.publish_markers' gate)
         if markers is not None and markers[0](loop.inputs.joint_state_received_ns, markers[1]):
             loop.publish_markers_of(record)
         return record
 
-    def _publish_balance(self, loop, record, read):
+    def _publish_balance(self, loop, record, read, balanced):
         """~/zmp, ~/capture_point and ~/cop of the tick while read, as
         :meth:`.loop.TickLoop.balance_messages` gives them: their numbers from the kernel's
-        output (``PreparedTick.balance_vector``: no TickResult made), published through the
-        handles; from the record's result where the vector cannot give them."""
-        ticker = loop.ticker
-        vector = record.balance_vector = self._in.prepared.balance_vector(
-            self._in.base[0], record._out, record._poses, ticker.geometry,
-            ticker.settings.contact_force_threshold)        # (the record's state's w_H_b)
-        sends = self._balance_sends
+        balance vector ``balanced`` (``PreparedTick.balance_vector``'s: no TickResult
+        made), published through the handles; their bytes written by the kernel when its
+        CoPs were defined as in the messages' pack it was given (most ticks), else rendered
+        here (and that pack given for the next ticks: :meth:`_learn_pack`); from the
+        record's result where the vector cannot give them (an active contact not a sole)."""
+        state, spec = self._bal_state, self._bal_spec
+        vector = None
+        if spec is not None and state.item(0) == self._ok:
+            vector = (spec[0], balanced, spec[1], spec[2])
+        record.balance_vector = vector
+        if vector is not None and state.item(1):        # (the kernel wrote their bytes)
+            for handle, publish, data, at in self._bal_sends:
+                if at is None or balanced[at]:
+                    with handle:
+                        publish(data())
+            return
         rendered = self._render_balance(vector, ns_words(record.stamp_ns),
                                         self._balance_names)
         if rendered is None:
             for publisher, msg in loop.balance_messages(record.result, record.stamp, read):
                 publisher.publish(msg)
             return
-        for name, handle, publish in sends:
+        for name, handle, publish in self._balance_sends:
             data = rendered.get(name)
             if data is not None:
                 with handle:
                     publish(data)
+        if rendered:
+            self._learn_pack(vector)
+
+    def _learn_pack(self, vector):
+        """Give the kernel the balance messages' pack of ``vector``'s pattern of defined
+        CoPs (:meth:`.balance_outputs.BalanceMessages.pack_for`), and the publishing of
+        their bytes from its buffer: ~/cop, and ~/zmp and ~/capture_point when defined
+        (:func:`.balance_outputs.defined_at`)."""
+        got = self._balance_messages.pack_for(vector)
+        if not got:
+            return
+        pack, defined = got
+        arguments = pack.scatter_arguments()
+        view, lay = memoryview(arguments[0]), vector[2]
+        self._bal_sends = tuple(
+            (handle, publish, view[start:end].tobytes, defined_at(name, lay))
+            for (name, handle, publish), (start, end)
+            in zip(self._balance_sends, pack.slices(self._balance_names)))
+        self._bal_pack = (np.array(defined, np.int64), *arguments)
+        self._balancing = (*self._bal_model, *self._bal_pack, self._bal_state)
 
 
 def _base_from(loop, odometry):

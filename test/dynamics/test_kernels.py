@@ -15,7 +15,8 @@ from oracles import assert_close, core_representation, make_case, random_state
 
 from kin_dyn_ros.dynamics import KinDynComputations
 from kin_dyn_ros.dynamics import contacts as contacts_module
-from kin_dyn_ros.dynamics.compiled import compiled_kernels, jit_path, jit_status
+from kin_dyn_ros.dynamics.compiled import (EMPTY, NO_BALANCING, compiled_kernels, jit_path,
+                                          jit_status)
 from kin_dyn_ros.dynamics.contacts import Contact, ground_axes, hull_support
 
 pytestmark = pytest.mark.skipif(
@@ -400,7 +401,7 @@ def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
                                np.stack([s, st.s_dot, st.tau]), st.base_vel,
                                state, *wrench, out, poses, ages, stamps, True, True, timeout,
                                True, words, 7, 3, 2, buf, sources, places, pairs_at,
-                               mimic, factors)
+                               mimic, factors, EMPTY, NO_BALANCING)
         return status, out, poses, ages, words, buf, state
 
     # joint 4 mimics joint 1 (x -2, + 0.5) and joint 6 joint 2 (x 0.75), as MimicJoints fills
@@ -435,6 +436,80 @@ def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
         assert status == code
         assert words[0] == 4.0 and not words[1:].any() and not buf.any()
         assert code != k.STALE or (out == 7.0).all()
+
+
+def test_the_steady_tick_kernel_writes_the_balance_outputs_as_balance_and_scatter(pairs):
+    """:func:`.kernels.steady_tick` with ``balanced`` (the node's balance outputs read): the
+    balance vector as :func:`.kernels.balance` gives it on the tick's poses, CoM and CoM
+    velocity (PreparedTick.balance_vector), bit for bit; the balance messages' buffer written
+    as scatter_words writes it from that vector (its sources: the vector, a pose, one 0.0)
+    only while the CoPs' defined flags are the pattern given (state [OK, 1]); another
+    pattern, or no contact active, leaves the buffer alone (state [OK, 0]); an active contact
+    that is not a sole gives NOT_SOLES; an empty ``balanced``: nothing computed."""
+    case, fast, _ = _pair(pairs, "icub", "MIXED")
+    k, st = jit_path(), _states(case, 1)[0]
+    st.w_H_b[:3, :3], st.w_H_b[:3, 3], st.s[:] = np.eye(3), [0.0, 0.0, 0.6], 0.0   # upright
+    sole = np.array([[0.05, 0.02, 0.0], [-0.05, 0.02, 0.0], [-0.05, -0.02, 0.0],
+                     [0.05, -0.02, 0.0]])
+    feet = {f: Contact(f, sole, [0, 0, 1], 0.6) for f in ("l_sole", "r_sole")}
+    _, head, _, size, shape = fast.prepared_tick({}).arguments()
+    n, stamp = len(st.s), 1_700_000_000_123_456_789
+    no_merge = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8),
+                np.zeros(0), np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64))
+
+    def call(prepared, balanced, balancing):
+        out, poses, ages = np.empty(size), np.empty(shape), np.empty(1)
+        status = k.steady_tick(
+            b"", *no_merge, 0, 0, 0, *head, st.w_H_b, np.stack([st.s, st.s_dot, st.tau]),
+            st.base_vel, np.empty((2, n)), *prepared.arguments()[2], out, poses, ages,
+            np.array([stamp, 0], np.int64), False, False, 0.1, False, np.zeros(0),
+            7, 3, 2, np.zeros(8, np.uint8), *NO_BALANCING[14:17],
+            np.zeros((2, 0), np.int64), np.zeros((2, 0)), balanced, balancing)
+        return status, out, poses
+
+    seen = []
+    for forces, pattern, contacts in (((150.0, 90.0), (1, 1), feet),
+                                      ((150.0, 2.0), (1, 0), feet),
+                                      ((2.0, 3.0), (1, 1), feet),
+                                      ((150.0, 90.0), (1, 1),
+                                       {**feet, "r_sole": Contact("r_sole", sole[:2],
+                                                                  [0, 0, 1], 0.6)})):
+        prepared = fast.prepared_tick({f: (f, [1.0, -2.0, force, 0.3, -0.2, 0.1])
+                                       for f, force in zip(feet, forces)})
+        names, lay, model = prepared.balance_arguments(contacts, 20.0)
+        m = lay[-1]
+        sources = np.random.default_rng(3).permutation(np.arange(m + 8))[:20].astype(np.intp)
+        places, stamp_at = np.arange(1, 21, dtype=np.intp), np.array([[44, 45]], np.intp)
+        for given in (pattern, (1 - pattern[0], pattern[1])):
+            buf, state = np.zeros(8 * 23, np.uint8), np.full(2, 7, np.int64)
+            balanced = np.full(m, 7.0)
+            status, out, poses = call(prepared, balanced, (
+                *model, np.array(given, np.int64), buf, sources, places, stamp_at, state))
+            assert status == k.OK
+            vector = prepared.balance_vector(st.w_H_b, out, poses, contacts, 20.0)
+            if vector is None:              # (balance's own kernel: not a sole)
+                assert contacts is not feet and state.tolist() == [k.NOT_SOLES, 0]
+                assert not buf.any()
+                seen.append("not soles")
+                continue
+            assert vector[0] == names and state[0] == k.OK
+            want = vector[1]
+            np.testing.assert_array_equal(balanced.view(np.uint64), want.view(np.uint64))
+            defined = tuple(int(want[5 * i + 4] > 0.0) for i in range(2))
+            written = want[lay[0]] > 0 and given == defined
+            assert state[1] == written
+            seen.append(written)
+            if not written:
+                assert not buf.any()
+                continue
+            f64, u32 = buf.view(np.float64), buf.view(np.uint32)
+            expected = np.concatenate([want, np.zeros(8)])[sources]
+            np.testing.assert_array_equal(f64[1:21].view(np.uint64), expected.view(np.uint64))
+            assert u32[44:46].tolist() == [stamp // 10**9 % 2**32, 123_456_789]
+    assert seen == [True, False, True, False, False, False, "not soles", "not soles"]
+    state = np.full(2, 7, np.int64)
+    call(prepared, EMPTY, (*model, *NO_BALANCING[12:17], state))
+    assert state.tolist() == [7, 7]
 
 
 # ------------------------------------------------------------------------ balance

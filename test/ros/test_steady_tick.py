@@ -3,8 +3,9 @@ default), one with every tick the plain way (``TickLoop.steady_ticks = False``);
 message (field by field), ~/markers and ~/support_polygon, every state handed to the services
 and every tick's record (stamp, inputs, state, notes, result) must be the same, tick by tick
 (every 10th read only after the next tick, whose odometry and wrenches renew the steady tick in
-place); once more with ~/zmp, ~/capture_point and ~/cop read (published by the steady tick too,
-from its record's result). The stream takes the steady ticks every way they go: odometry and
+place); once more with ~/zmp, ~/capture_point and ~/cop read (published by the steady tick too:
+its kernel writes them while the CoPs defined stay those of the last rendered, which the stream
+changes). The stream takes the steady ticks every way they go: odometry and
 wrenches arriving (every 10th JointState: followed, or caught up with before the JointState is
 taken), ~/markers and the contact mechanics due (both read; the nodes' clock driven by the test,
 so that they are due at the same ticks), odometry and wrenches stamped ahead of the JointStates
@@ -27,7 +28,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message, serialize_message
 
-from kin_dyn_ros.dynamics.compiled import jit_path, jit_status
+from kin_dyn_ros.dynamics.compiled import EMPTY, NO_BALANCING, jit_path, jit_status
 from kin_dyn_ros.node import KinDynNode
 from kin_dyn_ros.node.steady_tick import SteadyTick, SteadyTickRecord
 from kin_dyn_ros_interfaces.msg import CentresOfPressure
@@ -220,10 +221,17 @@ def stream(kd):
             at = Time(sec=(t + ahead) // 10**9, nanosec=(t + ahead) % 10**9)
             odometry = odometry_msg('odom', 'root_link', h, rng.normal(size=6) * 0.1, at)
             for foot in FEET if not 200 <= k < 400 else FEET[:1]:    # r_sole stale 300-400
-                wrenches[foot] = wrench_msg(foot, [*rng.normal(size=2), 150.0,
+                wrenches[foot] = wrench_msg(foot, [*rng.normal(size=2), _normal(k, foot),
                                                    *rng.normal(size=3) * 0.1], at)
         yield (js if k >= 620 else serialize_message(js), odometry and serialize_message(odometry),
                {f: serialize_message(w) for f, w in wrenches.items()})
+
+
+def _normal(k, foot):
+    """A sole's normal force [N]: both active, but r_sole under the threshold (20 N) in
+    the wrenches of k in [40, 60) and both in those of [60, 80) (no balance output then:
+    the JointStates 63-82): the CoPs' pattern changes in a stretch of steady ticks."""
+    return 5.0 if 60 <= k < 80 or 40 <= k < 60 and foot == 'r_sole' else 150.0
 
 
 def _same_inputs(a, b, k):
@@ -255,7 +263,7 @@ def _same_record(a, b, k):
 
 def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
     steady, plain = nodes['steady'], nodes['plain']
-    kinds, taken, given = [], [], []
+    kinds, taken, given, written = [], [], [], []
     take = SteadyTick.take
 
     def counted(self, loop, read, data, last_ns):     # (which ticks took their JointState)
@@ -298,6 +306,8 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
         if read_late is None:
             _same_record(steady.loop.last_tick, plain.loop.last_tick, k)
         kinds.append(type(steady.loop.last_tick) is SteadyTickRecord)
+        ran = steady.loop._steady       # (the balance bytes its kernel wrote, if it ticked)
+        written.append(kinds[-1] and ran is not None and bool(ran._bal_state[1]))
         assert type(plain.loop.last_tick) is not SteadyTickRecord
     balance = [(key, msg_type) for key, (msg_type, _) in BALANCE.items()
                if key in steady.record]
@@ -316,6 +326,11 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
                 msg_type = OUTPUTS[key][0]
                 assert deserialize_message(a, msg_type) == deserialize_message(b, msg_type), \
                     (key, i)
+    if balance:     # (the kernel wrote them but where the CoPs defined changed or none was)
+        assert np.mean(written) > 0.4 and not any(written[63:83]), np.mean(written)
+        assert sum(written[43:63]) >= 15 and sum(written[83:103]) >= 15
+    else:
+        assert not any(written)
     steady_share = np.mean(kinds)
     assert 0.5 < steady_share < 0.95, steady_share      # steady mostly, plain where it must
     assert not any(kinds[310:400]), 'a stale wrench: the plain way (it logs it)'
@@ -402,7 +417,7 @@ def test_the_steady_tick_kernel_given_a_joint_state_merges_it_then_ticks(icub_ur
         words, buf = np.zeros(7 + 22 + 2 * n), np.zeros(8 * 63, np.uint8)
         times = np.array([0, 0, wrench_ns], np.int64)
         tail = (out, poses, ages, times, True, False, 0.1, True, words, 7, 3, 2, buf,
-                sources, places, pairs, *no_mimic)
+                sources, places, pairs, *no_mimic, EMPTY, NO_BALANCING)
         if side == 'fused':
             status = k.steady_tick(data, *arguments, last, since, until, *head, w_H_b, values,
                                    nu, state, *wrench, *tail)
