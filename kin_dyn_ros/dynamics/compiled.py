@@ -35,7 +35,9 @@ from .algorithms import SINGULAR_BASE
 from .checks import checked_arrays
 
 __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMassMatrix",
-           "warm_up", "ensure_compiled", "prepare", "queries_ready", "BalanceContacts",
+           "warm_up", "ensure_compiled", "prepare", "queries_ready", "steady_ready",
+           "contacts_ready", "contact_kernels",
+           "BalanceContacts",
            "inputs", "compiled_kernels", "EMPTY",
            "NO_TARGETS", "NO_FRAMES", "NO_WRENCHES", "NO_BALANCING", "NO_BALANCE_PACK"]
 
@@ -463,22 +465,31 @@ def _packed_ints(kernels, model):
 
 
 # The kernels in the order a process needs them: the tick's (``_TICK`` and ``_GLUE``) before
-# the node's first output; the queries' (``_QUERIES``: the node's odometry in a frame other
-# than the base and the in-process services; every frame's world pose, which the node does
-# not publish) soon after; ``_LATER`` (horizon, coriolis: lazy,
-# at their first call) only in the processes that ask for them. With an empty cache the
-# node's process compiles ``_TICK`` (~14-19 s here) while one process beside it compiles
-# ``_GLUE`` (~4 s), then ``_QUERIES`` and ``_LATER`` into the cache (~25 s more, not waited
-# for: the node loads ``_QUERIES`` from the cache when it is done; from a warm cache too they
-# load in the background, ~0.1 s). Two compiling processes on two cores: the tick's never
-# shares its core.
-_TICK = ("tick", "steady_tick")
-_GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state", "balance",
-         "support_hull", "polygon_margin", "world_frame_pose", "contact_points")
+# the node's first output; soon after, those of the balance and the contact mechanics
+# (``_CONTACT``: NumPy's until then, :func:`contacts_ready`), the steady tick's (``_STEADY``:
+# the node ticks the plain way until it is in, :func:`steady_ready`) and the queries'
+# (``_QUERIES``: the node's odometry in a frame other than the base and the in-process
+# services; every frame's world pose, which the node does not publish; :func:`queries_ready`);
+# ``_LATER`` (horizon, coriolis: lazy, at their first call) only in the processes that ask
+# for them. With an empty cache the node's process compiles ``_TICK`` (~15 s here) while one
+# process beside it compiles ``_GLUE`` (~4 s), ``_CONTACT`` (~13 s), ``_STEADY`` (~5 s once
+# the tick is in the cache) and ``_QUERIES`` and ``_LATER`` (~40 s) into the cache, one
+# group after the other; the node loads each group from the cache when it is done
+# (:func:`_load_beside`; from a warm cache the queries' load in the background too, ~0.1 s).
+# Two compiling processes on two cores: the tick's never shares its core.
+_TICK = ("tick",)
+_GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state")
+_CONTACT = ("balance", "support_hull", "polygon_margin", "world_frame_pose", "contact_points")
+_STEADY = ("steady_tick",)
 _QUERIES = ("whole_body", "frame_query", "frame_poses", "frame_at_position", "whole_at_position")
 _LATER = ("horizon", "coriolis")
-_QUERIES_READY = threading.Event()     # cleared while _QUERIES load in the background
-_QUERIES_READY.set()
+# each cleared while its group loads in the background (and set once loaded, or failed)
+_CONTACT_READY, _STEADY_READY, _QUERIES_READY = \
+    threading.Event(), threading.Event(), threading.Event()
+_BACKGROUND = ((_CONTACT, _CONTACT_READY), (_STEADY, _STEADY_READY),
+               (_QUERIES, _QUERIES_READY))
+for _ready in (_CONTACT_READY, _STEADY_READY, _QUERIES_READY):
+    _ready.set()
 
 
 def _warm(compiled, names):
@@ -575,21 +586,23 @@ def _uncached(names):
     return tuple(name for name in names if not _cached(getattr(kernels, name)))
 
 
-def _compile_beside(first, then):
-    """A process compiling the kernels ``first`` into the cache, saying so on its stdout
-    (:func:`_first_done`), then ``then`` (None: nothing to compile, or no cache to fill)."""
-    if jit_status().cache_dir is None or not (first or then):
+def _compile_beside(*stages):
+    """A process compiling the kernels of each of ``stages`` (tuples of names) into the
+    cache, one stage after the other, saying so on its stdout after each (:func:`_stage_done`);
+    None: nothing to compile, or no cache to fill."""
+    if jit_status().cache_dir is None or not any(stages):
         return None
+    argv = [word for stage in stages for word in ("--", *stage)]
     try:
-        return subprocess.Popen([sys.executable, "-m", __package__, "--only", *first, "--",
-                                 *then], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        return subprocess.Popen([sys.executable, "-m", __package__, "--only", *argv[1:]],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.DEVNULL, cwd=_PACKAGE_PARENT)
     except OSError:
         return None
 
 
-def _first_done(process):
-    """Wait until ``process`` (:func:`_compile_beside`) has compiled its first kernels, or
+def _stage_done(process):
+    """Wait until ``process`` (:func:`_compile_beside`) has compiled its next stage, or
     ended, or COMPILE_BESIDE_S passed."""
     if process is not None:
         ready, _, _ = select.select([process.stdout], [], [], COMPILE_BESIDE_S)
@@ -623,23 +636,31 @@ def _await_queries():
         _QUERIES_READY.wait()
 
 
-_LOADER = [None]     # the thread of _load_queries
+_LOADER = [None]     # the thread of _load_beside
 
 
-def _load_queries(compiled, beside):
-    """In the background: once ``beside`` (None: none) has compiled ``_QUERIES`` into the
-    cache, load them (~0.1 s from the cache; until then :meth:`CompiledModel.whole` and
-    :meth:`CompiledModel.frame` wait, in every other thread)."""
+def _load_beside(compiled, beside, pending):
+    """In the background: load each group of ``pending`` (``_BACKGROUND``'s, in its order)
+    once ``beside`` (None: none) has compiled it into the cache (~0.1 s each from the
+    cache); until then :func:`contacts_ready` and :func:`steady_ready` are False, and
+    :meth:`CompiledModel.whole` and :meth:`CompiledModel.frame` wait, in every other
+    thread. A group that fails to load is left: the contact and steady kernels are not
+    called (their callers' NumPy and plain ways), the queries' compile at their first
+    call, which raises the same."""
     t0 = time.perf_counter()
-    try:
-        _finish(beside)
-        _warm(compiled, _QUERIES)
-        _no_compilation(compiled.k, _QUERIES)
-    except Exception:           # left to compile at their first call, which raises the same
-        pass
-    finally:
-        jit_status().queries_seconds = time.perf_counter() - t0
-        _QUERIES_READY.set()
+    for names, ready in _BACKGROUND:    # (one line of ``beside`` per group: the glue's read)
+        (_finish if names is _QUERIES else _stage_done)(beside)
+        if names not in pending:
+            continue
+        try:
+            _warm(compiled, names)
+            _no_compilation(compiled.k, names)
+        except Exception:
+            _STATE.setdefault("failed", set()).add(names)
+        finally:
+            if names is _QUERIES:
+                jit_status().queries_seconds = time.perf_counter() - t0
+            ready.set()
 
 
 def queries_ready(timeout=None):
@@ -650,36 +671,60 @@ def queries_ready(timeout=None):
     return _QUERIES_READY.wait(timeout)
 
 
+def steady_ready(timeout=0.0):
+    """Whether the steady tick's kernel (:func:`.kernels.steady_tick`) is loaded (waiting at
+    most ``timeout`` seconds; None: until it is, or failed): False only in the first seconds
+    of a process whose start compiled it beside (:func:`warm_up`), or where it failed to
+    load; until then a caller ticks with :func:`.kernels.tick`."""
+    return _STEADY_READY.wait(timeout) and _STEADY not in _STATE.get("failed", ())
+
+
+def contacts_ready():
+    """Whether the kernels of the balance and the contact mechanics (``_CONTACT``:
+    :func:`.kernels.balance`, :func:`.kernels.contact_points`, the support hull and its
+    margin, a frame's world pose) are loaded: False in the first seconds of a process
+    whose start compiled them beside (:func:`warm_up`), or where they failed to load; their
+    callers then compute the same in NumPy."""
+    return _CONTACT_READY.is_set() and _CONTACT not in _STATE.get("failed", ())
+
+
 def warm_up(compiled):
     """Compile (or load from the cache) the kernels of the tick, with the signatures the
     calls use, on ``compiled``'s model, once per process; returns the seconds it took (kept
-    in :func:`jit_status` the first time). The queries' kernels load from the cache in the
-    background meanwhile (:func:`queries_ready`). With an empty cache another process
-    compiles the glue (which then loads from the cache here), and after it the queries'
-    kernels and ``_LATER``, which load here in the background when it ends (see ``_TICK``).
+    in :func:`jit_status` the first time). With an empty cache another process compiles the
+    glue (which then loads from the cache here) and after it the other groups, which load
+    here in the background when each is done (:func:`_load_beside`; see ``_TICK``); the
+    queries' kernels load in the background from a warm cache too (:func:`queries_ready`).
     With no cache at all, everything compiles here, in memory."""
     t0 = time.perf_counter()
-    glue, queries = _uncached(_GLUE), _uncached(_QUERIES) and _QUERIES + _LATER
-    beside = _compile_beside(glue, queries)
+    glue = _uncached(_GLUE)
+    later = [_uncached(names) for names, _ in _BACKGROUND]
+    later[-1] = later[-1] and later[-1] + _LATER
+    beside = _compile_beside(glue, *later)
     if beside is not None:
         _BESIDE.append(beside)
     try:
         _warm(compiled, _TICK)
-        if glue:
-            _first_done(beside)
+        _stage_done(beside)             # (the glue)
     except BaseException:
         if beside is not None:
             beside.kill()
         raise
     _warm(compiled, _GLUE)
-    _no_compilation(compiled.k, _TICK + _GLUE)
-    if queries and beside is None:     # no cache to fill: compiled here, in memory
-        _warm(compiled, _QUERIES)
-        _no_compilation(compiled.k, _QUERIES)
-    else:       # from the cache (once ``beside`` has filled it): not before the first tick
-        _QUERIES_READY.clear()
-        _LOADER[0] = threading.Thread(target=_load_queries, args=(compiled, beside),
-                                      daemon=True, name="kin_dyn_ros queries' kernels")
+    in_memory = beside is None and any(later)      # (no cache to fill: compiled here)
+    pending, done = [], _TICK + _GLUE
+    for (names, ready), uncached in zip(_BACKGROUND, later):
+        if not in_memory and (uncached or names is _QUERIES):   # (not before the first tick)
+            ready.clear()
+            pending.append(names)
+        else:
+            _warm(compiled, names)
+            done += names
+    # (after the steady tick's: compiled here, it compiles the merge of bytes it calls)
+    _no_compilation(compiled.k, done)
+    if pending:
+        _LOADER[0] = threading.Thread(target=_load_beside, args=(compiled, beside, pending),
+                                      daemon=True, name="kin_dyn_ros kernels' loader")
         _LOADER[0].start()
     seconds = time.perf_counter() - t0
     status = jit_status()
@@ -725,6 +770,12 @@ def compiled_kernels():
     with _LOCK:
         kernels = _STATE.get("path", (None,))[0]
         return kernels if kernels is not None and _STATE.get("warm") else None
+
+
+def contact_kernels():
+    """:func:`compiled_kernels` once the contact mechanics' are loaded too
+    (:func:`contacts_ready`), else None."""
+    return compiled_kernels() if contacts_ready() else None
 
 
 def inputs(*items):
@@ -777,17 +828,18 @@ def _warm_up_model():
 def main(argv=None):
     """``python -m kin_dyn_ros.dynamics``: compile (or load) the kernels now and print which
     path runs and how long it took (set-up scripts run it once so that the first node start
-    does not compile). ``--only NAME...``: those kernels only, silently (what
-    :func:`warm_up` runs beside itself)."""
+    does not compile). ``--only NAME... [-- NAME...]...``: those kernels only, silently,
+    one stage after the other, a line after each (what :func:`warm_up` runs beside
+    itself)."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["--only"]:
-        first, _, then = " ".join(argv[1:]).partition("--")
         kernels = jit_path()
         compiled = kernels and CompiledModel(kernels, _warm_up_model(), np.zeros(3))
-        for names in (first.split(), then.split()):
+        for stage in " ".join(argv[1:]).split("--"):
+            names = stage.split()
             if compiled:
                 _warm(compiled, names)
-            print("compiled", *names, flush=True)       # (what _first_done waits for)
+            print("compiled", *names, flush=True)       # (what _stage_done waits for)
         return
     seconds = prepare(everything=True)
     print(f"kin_dyn_ros dynamics: {jit_status().describe()}; ready in {seconds:.1f} s")

@@ -33,8 +33,8 @@ from . import horizon
 from .balance import balance, packed_balance
 from .checks import checked_array, checked_arrays
 from .compiled import (EMPTY, NO_FRAMES, NO_TARGETS, NO_WRENCHES, BalanceContacts,
-                       CompiledModel, SingularMassMatrix, ensure_compiled, jit_path,
-                       jit_status)
+                       CompiledModel, SingularMassMatrix, contacts_ready, ensure_compiled,
+                       jit_path, jit_status)
 from .contacts import ground_axes
 from .kinematics import (chain_poses, chain_product, forward_pass, joint_quaternions,
                          path_columns, transform_wrench)
@@ -237,6 +237,8 @@ class _PackedTickResult(TickResult):
         (one kernel call: in the running node ~20 us less than NumPy's products)."""
         if "world_H_frames" in self.__dict__:
             return self.world_H_frames[index]
+        if not contacts_ready():        # (its kernel still loading: NumPy's products)
+            return self._kd._world_frame(self._poses, self._base_position, index)
         return self._kd._jit.world_frame_pose(self._poses, self.base_pose, index)
 
     @cached_property
@@ -1025,7 +1027,10 @@ class KinDynComputations:
         """``TickResult.balance_vector`` by :func:`.kernels.balance` on the tick's body poses
         C_H_body (N, 4, 4) and base position (3,), with the tick's checked wrenches
         ``values`` (6 m,) of ``frame_wrenches`` (in its order); None where an active contact
-        is not a flat sole (the ground plane then needs an SVD: :meth:`_balance`)."""
+        is not a flat sole (the ground plane then needs an SVD: :meth:`_balance`), or while
+        the kernel loads (:func:`.compiled.contacts_ready`)."""
+        if not contacts_ready():
+            return None
         spec, expressed, wrenches, measured = self._held_balance(contacts, frame_wrenches,
                                                                  values, targets)
         status, out = self._jit.balance(poses, base_position, spec, expressed, wrenches,
@@ -1038,7 +1043,9 @@ class KinDynComputations:
                         frame_wrenches, values, threshold, targets=None):
         """(out, layout, balance_vector) of ``TickResult.contact_points`` by
         :func:`.kernels.contact_points` (arguments as :meth:`_balance_vector`'s), or None
-        where the kernel does not give it."""
+        where the kernel does not give it (or while it loads)."""
+        if not contacts_ready():
+            return None
         spec, expressed, wrenches, measured = self._held_balance(contacts, frame_wrenches,
                                                                  values, targets)
         if self._ground is None:

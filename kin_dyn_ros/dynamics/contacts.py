@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .checks import checked_array
-from .compiled import compiled_kernels
+from .compiled import contact_kernels
 from .spatial import cross3, skew
 
 __all__ = ["Contact", "SupportPolygon", "GroundSupport", "contact_poses", "convex_hull",
@@ -377,7 +377,7 @@ class SupportPolygon:
         (2,). Outside (and for degenerate polygons) it is minus the Euclidean distance to the
         polygon; for an empty polygon, -inf.
         """
-        kernels = compiled_kernels()
+        kernels = contact_kernels()
         if kernels is not None:
             try:
                 got = kernels.polygon_margin(*self.margin_arrays(), point)
@@ -675,7 +675,7 @@ def hull_support(contacts, poses, com, axes, up, names):
     if not contacts:
         return GroundSupport(names, (), None, np.zeros((0, 3)), 0.0, -np.inf, False,
                              com - (com @ up) * up)
-    kernels = compiled_kernels()
+    kernels = contact_kernels()
     if kernels is not None:
         support = _compiled_support(kernels, contacts, poses, com, axes, up, names)
         if support is not None:

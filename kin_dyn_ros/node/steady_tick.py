@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..dynamics.compiled import NO_BALANCE_PACK, NO_BALANCING
+from ..dynamics.compiled import NO_BALANCE_PACK, NO_BALANCING, steady_ready
 from .balance_outputs import defined_at
 from .conversions import ns_words
 from .inputs import NEVER, TickInputs
@@ -197,12 +197,14 @@ class SteadyTick:
         massless flag at ``massless_at`` of the kernel's output (``like``: a SteadyTick of the
         same readers and settings, whose publishing it takes); None when the next ticks
         need the plain way: no matches kept by the inputs, a stale wrench, a base state not
-        from the odometry alone (:func:`_base_from`), no compiled PreparedTick or no usable
-        template pack with the compiled scatter. Its wrenches' stamps, and the stamp from
-        which newer inputs apply, come from the matches once (:meth:`.inputs.SensorInputs.
-        kept_matches`): its ticks are those of the stamps in between."""
+        from the odometry alone (:func:`_base_from`), no compiled PreparedTick, its kernel
+        not loaded yet (:func:`..dynamics.compiled.steady_ready`: a start that compiled it)
+        or no usable template pack with the compiled scatter. Its wrenches' stamps, and the
+        stamp from which newer inputs apply, come from the matches once
+        (:meth:`.inputs.SensorInputs.kept_matches`): its ticks are those of the stamps in
+        between."""
         matches = loop.inputs.kept_matches()
-        if matches is None or inputs.stale or prepared is None \
+        if matches is None or inputs.stale or prepared is None or not steady_ready() \
                 or not same_inputs(prepared.frame_wrenches, inputs.wrenches) \
                 or not _base_from(loop, inputs.odometry):
             return None

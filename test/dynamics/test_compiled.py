@@ -139,6 +139,7 @@ s, w_H_b = np.array([0.3]), np.eye(4)
 mass = kd.mass_matrix(w_H_b, s)                      # waits for the queries' kernels
 jac = kd.jacobian("b", w_H_b, s)
 print(json.dumps(dict(pending=pending, ready=compiled.queries_ready(0),
+                      steady=compiled.steady_ready(0), contacts=compiled.contacts_ready(),
                       seconds=compiled.jit_status().queries_seconds,
                       mass=float(np.abs(mass - ref.mass_matrix(w_H_b, s)).max()),
                       jac=float(np.abs(jac - ref.jacobian("b", w_H_b, s)).max()))))
@@ -197,12 +198,14 @@ def test_no_writable_cache_compiles_in_memory_and_runs(cold):
 @pytest.mark.skipif(os.environ.get("KIN_DYN_JIT", "1") == "0", reason="KIN_DYN_JIT=0 pass")
 def test_an_empty_cache_compiles_the_queries_beside_the_tick(cold):
     """With an empty cache the tick's kernels are ready first (the glue compiled beside); the
-    queries' kernels (more to compile, in another process) load afterwards, a query waits for
-    them and answers as the NumPy core; every kernel is in the cache then, the lazy ones
-    (horizon, coriolis) included, and the other process has ended."""
+    contact mechanics', the steady tick's and the queries' kernels (more to compile, in
+    another process) load afterwards, a query waits for them and answers as the NumPy core;
+    every kernel is in the cache then, the lazy ones (horizon, coriolis) included, and the
+    other process has ended."""
     got, cache = _report(cold["empty cache"])
     assert got["pending"] and got["ready"] and got["seconds"] > 0
+    assert got["steady"] and got["contacts"]
     assert got["mass"] < 1e-12 and got["jac"] < 1e-12
-    for name in ("tick", "share_state", "merge_joint_state", "whole_body", "frame_query",
-                 "horizon", "coriolis"):
+    for name in ("tick", "share_state", "merge_joint_state", "balance", "contact_points",
+                 "steady_tick", "whole_body", "frame_query", "horizon", "coriolis"):
         assert list(cache.rglob(f"kernels.{name}-*.nbi")), name

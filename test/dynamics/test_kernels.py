@@ -597,6 +597,53 @@ def test_balance_kernel_equals_the_numpy_balance(model_cases, gravity, rng):
                     "lowest point", "no pendulum", "pendulum", "not a sole"}, seen
 
 
+def test_while_the_contact_kernels_load_the_tick_computes_them_in_numpy(pairs, monkeypatch):
+    """The first seconds of a cold start (the contact mechanics' kernels still loading:
+    ``contacts_ready()`` False): the compiled tick calls none of them; its balance, a
+    frame's world pose and the support hull come from NumPy (the NumPy core's, 1e-12), its
+    contact points are None (the node's NumPy way); once loaded, the kernels again."""
+    from kin_dyn_ros.dynamics import compiled
+    case, fast, ref = _pair(pairs, "icub", "MIXED")
+    st = _states(case, 1)[0]
+    st.w_H_b[:3, :3], st.w_H_b[:3, 3], st.s[:] = np.eye(3), [0.0, 0.0, 0.6], 0.0   # upright
+    sole = np.array([[0.05, 0.02, 0.0], [-0.05, 0.02, 0.0], [-0.05, -0.02, 0.0],
+                     [0.05, -0.02, 0.0]])
+    feet = {f: Contact(f, sole, [0, 0, 1], 0.6) for f in ("l_sole", "r_sole")}
+    wrenches = {f: (f, [1.0, -2.0, 150.0, 0.3, -0.2, 0.1]) for f in feet}
+    args = (st.w_H_b, st.s, st.base_vel, st.s_dot, None, wrenches, feet, 20.0)
+    frame = fast.frame_names.index("r_sole")
+    axes, up = ground_axes(fast.gravity), np.array([0.0, 0.0, 1.0])
+
+    def support(result):
+        poses = [result.world_H_frame(fast.frame_names.index(f)) for f in feet]
+        return hull_support(tuple(feet.values()), poses, result.com, axes, up, tuple(feet))
+    compiled_support = support(fast.compute_tick(*args))          # (the kernels')
+    calls = []
+    for name in ("balance", "contact_points", "world_frame_pose"):
+        kernel = getattr(fast._jit, name)
+        monkeypatch.setattr(fast._jit, name, lambda *a, _k=kernel, _n=name: (
+            calls.append(_n), _k(*a))[1])
+    monkeypatch.setattr(compiled.jit_path(), "support_hull", None)     # (a call would fail)
+    monkeypatch.setattr(compiled.jit_path(), "polygon_margin", None)
+    loading = compiled._CONTACT_READY
+    loading.clear()
+    try:
+        assert not compiled.contacts_ready() and compiled.contact_kernels() is None
+        got, want = fast.compute_tick(*args), ref.compute_tick(*args)
+        _same_balance(got.balance, want.balance, "loading")
+        assert got.contact_points() is None
+        assert_close(got.world_H_frame(frame), want.world_H_frame(frame), "pose", 1e-12)
+        numpy_support = support(got)
+        assert numpy_support.inside and len(numpy_support.points) >= 4
+        assert_close(numpy_support.points, compiled_support.points, "support", 1e-12)
+        assert_close(numpy_support.margin, compiled_support.margin, "margin", 1e-12)
+        assert calls == []
+    finally:
+        loading.set()
+    monkeypatch.undo()
+    assert fast.compute_tick(*args).contact_points() is not None
+
+
 def _balance_kinds(res, edge, centre):
     """Which branches of balance() a result took (``centre``(i): contact i's sole centre in
     the world: the ground's point when the active soles are on one plane)."""
@@ -643,7 +690,7 @@ def numpy_support(monkeypatch):
     """call(f, *args): f on the NumPy path of :mod:`.contacts` (no compiled kernels)."""
     def call(f, *args):
         with monkeypatch.context() as patch:
-            patch.setattr(contacts_module, "compiled_kernels", lambda: None)
+            patch.setattr(contacts_module, "contact_kernels", lambda: None)
             return f(*args)
     return call
 

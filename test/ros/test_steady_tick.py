@@ -11,9 +11,10 @@ taken), ~/markers and the contact mechanics due (both read; the nodes' clock dri
 so that they are due at the same ticks), odometry and wrenches stamped ahead of the JointStates
 (as in a backlog), and out of them every way it can: a wrench going stale, efforts missing
 (forward dynamics off) and back, a repeated stamp, a stamp going back, /tf at a lower rate than
-the ticks, two JointState publishers (two name lists); and the steady node's JointStates taken
-by its kernel (SteadyTick.take), declined where they must be, and once merged but not ticked
-(its tick failing). Exact equality: both run the same kernels on the same arrays."""
+the ticks, two JointState publishers (two name lists), the steady tick's kernel still loading
+(a cold start: plain ticks until it is in); and the steady node's JointStates taken by its
+kernel (SteadyTick.take), declined where they must be, and once merged but not ticked (its tick
+failing). Exact equality: both run the same kernels on the same arrays."""
 
 import pathlib
 import sys
@@ -30,6 +31,8 @@ from rclpy.serialization import deserialize_message, serialize_message
 
 from kin_dyn_ros.dynamics.compiled import EMPTY, NO_BALANCING, jit_path, jit_status
 from kin_dyn_ros.node import KinDynNode
+from kin_dyn_ros.dynamics import compiled
+from kin_dyn_ros.node import steady_tick
 from kin_dyn_ros.node.steady_tick import SteadyTick, SteadyTickRecord
 from kin_dyn_ros_interfaces.msg import CentresOfPressure
 
@@ -56,6 +59,7 @@ NOW = [0]           # the nodes' loops' clock [ns]: each JointState's arrival, 1
 FAILING = {121, 122, 255}    # JointStates merged by the steady tick whose tick then fails
 AHEAD_NS = 2_500_000         # odometry and wrenches stamped ahead of their JointState
 GAVE_UP = 42                 # the steady tick has given up taking JointStates (not offered)
+LOADING = range(520, 530)    # the steady tick's kernel still loading (a cold start)
 
 
 @pytest.fixture(scope='module')
@@ -286,6 +290,11 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
     read_late = None
     for k, (js, odometry, wrenches) in enumerate(stream(steady.loop.model.kd)):
         NOW[0] = 10**9 + k * 1_000_000
+        if k in LOADING:        # (from a plain tick on: none learnt until it is loaded)
+            monkeypatch.setattr(steady_tick, 'steady_ready', lambda: False)
+            steady.loop._steady = None
+        elif k == LOADING.stop:
+            monkeypatch.setattr(steady_tick, 'steady_ready', compiled.steady_ready)
         if k == GAVE_UP:        # (as after an ask declined: renewed, it asks again)
             steady.loop._steady._merging, steady.loop._steady.offers = None, False
         for node in (steady, plain):
@@ -334,6 +343,8 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
     steady_share = np.mean(kinds)
     assert 0.5 < steady_share < 0.95, steady_share      # steady mostly, plain where it must
     assert not any(kinds[310:400]), 'a stale wrench: the plain way (it logs it)'
+    assert not any(kinds[LOADING.start:LOADING.stop]) and all(kinds[LOADING.stop + 1:560]), \
+        'the plain way while the steady kernel loads'
     assert all(kinds[k] for k in range(13, 290, 10)), 'odometry and wrenches came: followed'
     assert all(kinds[130:200]), 'JointStates behind the odometry and wrenches: steady too'
     behind = [how for how, k in taken if 130 <= k < 200 and k % 10 in (4, 5, 6)]
