@@ -5,9 +5,10 @@
 # idempotent, seconds once done; its last step compiles the dynamics kernels). Per
 # distribution, two passes: the whole suite on the compiled path of the dynamics core (numba
 # kernels), then the core's and the node's oracle tests (NUMPY_TESTS below) on the NumPy
-# path (KIN_DYN_JIT=0: the reference and the fallback). Each pass first prints which path
-# runs and fails if it is not the one asked for. Fails if any pass fails on either
-# distribution.
+# path (KIN_DYN_JIT=0: the reference and the fallback); the core's own tests (test/dynamics:
+# no ROS) in the first distribution's passes only, while both pin the same libraries for it
+# (core_once below). Each pass first prints which path runs and fails if it is not the one
+# asked for. Fails if any pass fails on either distribution.
 #
 # Usage:  bash scripts/test.sh [--distro jazzy|kilted] [pytest arguments...]
 #   --distro D   (or KIN_DYN_DISTRO=D) that distribution only
@@ -28,6 +29,7 @@ cd "$REPO"
 # launch, threads, lifecycle, soak: the same whichever path computes) and
 # test_equilibrium_worker.py (30-60 s of worker protocol; its answers are compared with the
 # same call in the test's process, on the same path).
+# (test/dynamics first: a later distribution's pass leaves it out, see core_once)
 NUMPY_TESTS=(test/dynamics test/ros/test_node.py test/ros/test_node_process.py
              test/ros/test_node_generated_robot.py test/ros/test_contacts_node.py
              test/ros/test_balance_node.py)
@@ -65,6 +67,17 @@ case "$(printf '%s' "${KIN_DYN_JIT:-1}" | tr -d '[:space:]' | tr '[:upper:]' '[:
 esac
 numpy_pass=1
 [ "$names_tests" = 0 ] && [ "$first_path" = compiled ] || numpy_pass=0
+# The core's tests (test/dynamics: the core imports nothing from ROS) run in the first
+# distribution's passes only while every distribution pins the same numpy, scipy, numba,
+# llvmlite and urdfdom-py: a later one would run the same code on the same libraries (~45 s)
+core_pins() {
+  grep -E '^(numpy|scipy|numba|llvmlite|urdfdom-py)==' "scripts/requirements-$1.txt" | sed 's/ .*//'
+}
+core_once=1
+for d in "${distros[@]}"; do
+  [ "$(core_pins "$d")" = "$(core_pins "${distros[0]}")" ] || core_once=0
+done
+[ "$(core_pins "${distros[0]}" | wc -l)" = 5 ] || core_once=0
 
 # One pass (in a subshell, with the distribution's environment): run_pass DISTRO PATH
 # PYTEST-ARGS...; PATH (compiled or numpy) is the path of the dynamics core it must run on.
@@ -105,8 +118,17 @@ for distro in "${distros[@]}"; do
   fi
   label="$distro"
   [ "$first_path" = compiled ] || label="$distro (NumPy path, KIN_DYN_JIT=0)"
+  numpy_tests=("${NUMPY_TESTS[@]}")
+  skip_core=()
+  if [ "$distro" != "${distros[0]}" ] && [ "$core_once" = 1 ] && [ "$names_tests" = 0 ]; then
+    skip_core=(--ignore=test/dynamics)
+    numpy_tests=("${NUMPY_TESTS[@]:1}")
+    echo "test.sh: test/dynamics (the core, no ROS; the same pinned numpy, scipy, numba," \
+         "llvmlite and urdfdom-py) ran in the ${distros[0]} passes"
+  fi
   # (no path given: pytest.ini's testpaths, the whole suite)
-  run_pass "$distro" "$first_path" ${args[@]+"${args[@]}"} || rc=$?
+  run_pass "$distro" "$first_path" ${args[@]+"${args[@]}"} ${skip_core[@]+"${skip_core[@]}"} \
+    || rc=$?
   if [ "$rc" = 0 ]; then
     line="$label: passed ($((SECONDS - t0)) s)"
   else
@@ -117,7 +139,7 @@ for distro in "${distros[@]}"; do
     echo "======================= ROS 2 $distro: NumPy path (KIN_DYN_JIT=0) ======================="
     t1=$SECONDS
     rc=0
-    run_pass "$distro" numpy ${args[@]+"${args[@]}"} "${NUMPY_TESTS[@]}" || rc=$?
+    run_pass "$distro" numpy ${args[@]+"${args[@]}"} "${numpy_tests[@]}" || rc=$?
     if [ "$rc" = 0 ]; then
       line="$line; NumPy path: passed ($((SECONDS - t1)) s)"
     elif [ "$rc" = 5 ]; then   # pytest: the options given select none of NUMPY_TESTS

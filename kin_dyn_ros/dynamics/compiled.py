@@ -647,15 +647,18 @@ def _load_beside(compiled, beside, pending):
     once ``beside`` (None: none) has compiled it into the cache (~0.1 s each from the
     cache); until then :func:`contacts_ready` and :func:`steady_ready` are False, and
     :meth:`CompiledModel.whole` and :meth:`CompiledModel.frame` wait, in every other
-    thread. A group that fails to load is left: the contact and steady kernels are not
-    called (their callers' NumPy and plain ways), the queries' compile at their first
-    call, which raises the same."""
+    thread. A group that fails to load, or that ``beside`` did not put in the cache (it
+    died: compiled here it would hold this process for seconds), is left: the contact and
+    steady kernels are not called (their callers' NumPy and plain ways); the queries'
+    compile at their first call, which raises the same."""
     t0 = time.perf_counter()
     for names, ready in _BACKGROUND:    # (one line of ``beside`` per group: the glue's read)
         (_finish if names is _QUERIES else _stage_done)(beside)
         if names not in pending:
             continue
         try:
+            if names is not _QUERIES and _uncached(names):
+                raise RuntimeError(f"not compiled beside: {names}")
             _warm(compiled, names)
             _no_compilation(compiled.k, names)
         except Exception:

@@ -17,9 +17,9 @@ and wrenches, as in a backlog, are steady too; from that stamp on it follows the
 tick it cannot compute exactly so (a wrench going stale, odometry of a link other than
 the root, other readers, forward dynamics turning on or off, the kernel declining) is
 computed the plain way, and a new SteadyTick is learnt from it. While ~/zmp,
-~/capture_point or ~/cop is read, the steady tick publishes them too, their numbers from
-the kernel's output (``PreparedTick.balance_vector``) through the handles, as
-:meth:`.loop.TickLoop.balance_messages` would give them.
+~/capture_point or ~/cop is read, the same kernel call computes them too and writes their
+bytes (while the contacts' CoPs defined are those of the last rendered), published through
+the handles as :meth:`.loop.TickLoop.balance_messages` would give them.
 
 While each JointState ticks at once, the steady tick also takes the JointState itself
 (:meth:`SteadyTick.take`): the kernel, given its bytes, merges it (as the compiled merge of
@@ -464,6 +464,8 @@ class SteadyTick:
             return
         pack, defined = got
         arguments = pack.scatter_arguments()
+        if arguments is None:                   # (no compiled scatter: rendered each tick)
+            return
         view, lay = memoryview(arguments[0]), vector[2]
         self._bal_sends = tuple(
             (handle, publish, view[start:end].tobytes, defined_at(name, lay))

@@ -127,6 +127,33 @@ def test_only_compiles_the_named_kernels_into_the_cache(tmp_path):
     assert not list(tmp_path.rglob("kernels.tick-*.nbi"))
 
 
+@pytest.mark.skipif(os.environ.get("KIN_DYN_JIT", "1") == "0", reason="KIN_DYN_JIT=0 pass")
+def test_a_group_the_other_process_did_not_compile_is_left(monkeypatch):
+    """The loader (a start that compiled beside): a group of kernels not in the cache when
+    the other process is done (it died) is not compiled in the node's process, where it would
+    hold ticking for seconds: the steady tick's and the contact mechanics' are then never
+    called (steady_ready, contacts_ready False: the plain and NumPy ways)."""
+    from kin_dyn_ros.dynamics import KinDynComputations, compiled
+    kd = KinDynComputations(compiled._WARM_UP_URDF)
+    assert kd.compiled and compiled.steady_ready() and compiled.contacts_ready()
+    warmed = []
+    monkeypatch.setattr(compiled, "_warm", lambda _, names: warmed.append(names))
+    monkeypatch.setattr(compiled, "_uncached", lambda names: names)        # (none cached)
+    monkeypatch.setitem(compiled._STATE, "failed", set())
+    try:
+        compiled._CONTACT_READY.clear()
+        compiled._STEADY_READY.clear()
+        compiled._load_beside(kd._jit, None, [compiled._CONTACT, compiled._STEADY])
+        assert not compiled.steady_ready(0) and not compiled.contacts_ready()
+        assert compiled.steady_ready(None) is False             # (answered, not waiting)
+        assert compiled.contact_kernels() is None and warmed == []
+    finally:
+        compiled._CONTACT_READY.set()
+        compiled._STEADY_READY.set()
+    monkeypatch.undo()
+    assert compiled.steady_ready() and compiled.contacts_ready()
+
+
 COLD = """
 import json, sys, time
 sys.path.insert(0, {repo!r})
