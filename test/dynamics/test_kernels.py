@@ -16,7 +16,7 @@ from oracles import assert_close, core_representation, make_case, random_state
 from kin_dyn_ros.dynamics import KinDynComputations
 from kin_dyn_ros.dynamics import contacts as contacts_module
 from kin_dyn_ros.dynamics.compiled import (EMPTY, NO_BALANCING, compiled_kernels, jit_path,
-                                          jit_status)
+                                           jit_status)
 from kin_dyn_ros.dynamics.contacts import Contact, ground_axes, hull_support
 
 pytestmark = pytest.mark.skipif(
@@ -370,6 +370,21 @@ def test_scatter_words_writes_the_numpy_quaternion_bit_for_bit():
         assert halves[24:28].tolist() == [2 ** 32 - 5, 999_999_999] * 2
 
 
+# steady_tick's merge arguments when it is given no JointState (b""): not read
+NO_MERGE = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8), np.zeros(0),
+            np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64))
+
+
+def _upright_on_two_soles(case):
+    """(a state of ``case`` (iCub) upright at 0.6 m, every joint at zero: the soles flat and
+    level; a sole's points (4, 3); {l_sole, r_sole: Contact})."""
+    st = _states(case, 1)[0]
+    st.w_H_b[:3, :3], st.w_H_b[:3, 3], st.s[:] = np.eye(3), [0.0, 0.0, 0.6], 0.0
+    sole = np.array([[0.05, 0.02, 0.0], [-0.05, 0.02, 0.0], [-0.05, -0.02, 0.0],
+                     [0.05, -0.02, 0.0]])
+    return st, sole, {f: Contact(f, sole, [0, 0, 1], 0.6) for f in ("l_sole", "r_sole")}
+
+
 def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
     """:func:`.kernels.steady_tick` (the node's steady tick): the ages (tick - input) * 1e-9,
     the positions and velocities copied with the mimic joints filled as MimicJoints fills
@@ -390,14 +405,11 @@ def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
     stamp = 1_700_000_000_123_456_789
     stamps = np.array([stamp, stamp - 5_000_001, stamp + 20_000_003], np.int64)
 
-    no_merge = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8),
-                np.zeros(0), np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64))
-
     def call(s, stamps, timeout=0.1):         # (no JointState to merge: b"")
         out, poses, ages = np.full(size, 7.0), np.full(shape, 7.0), np.full(2, 7.0)
         words, buf = np.zeros(7 + 22 + 2 * n), np.zeros(8 * 63, np.uint8)
         words[0], state = 4.0, np.full((2, n), 7.0)
-        status = k.steady_tick(b"", *no_merge, 0, 0, 0, *head, st.w_H_b,
+        status = k.steady_tick(b"", *NO_MERGE, 0, 0, 0, *head, st.w_H_b,
                                np.stack([s, st.s_dot, st.tau]), st.base_vel,
                                state, *wrench, out, poses, ages, stamps, True, True, timeout,
                                True, words, 7, 3, 2, buf, sources, places, pairs_at,
@@ -447,20 +459,14 @@ def test_the_steady_tick_kernel_writes_the_balance_outputs_as_balance_and_scatte
     pattern, or no contact active, leaves the buffer alone (state [OK, 0]); an active contact
     that is not a sole gives NOT_SOLES; an empty ``balanced``: nothing computed."""
     case, fast, _ = _pair(pairs, "icub", "MIXED")
-    k, st = jit_path(), _states(case, 1)[0]
-    st.w_H_b[:3, :3], st.w_H_b[:3, 3], st.s[:] = np.eye(3), [0.0, 0.0, 0.6], 0.0   # upright
-    sole = np.array([[0.05, 0.02, 0.0], [-0.05, 0.02, 0.0], [-0.05, -0.02, 0.0],
-                     [0.05, -0.02, 0.0]])
-    feet = {f: Contact(f, sole, [0, 0, 1], 0.6) for f in ("l_sole", "r_sole")}
+    k, (st, sole, feet) = jit_path(), _upright_on_two_soles(case)
     _, head, _, size, shape = fast.prepared_tick({}).arguments()
     n, stamp = len(st.s), 1_700_000_000_123_456_789
-    no_merge = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8),
-                np.zeros(0), np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64))
 
     def call(prepared, balanced, balancing):
         out, poses, ages = np.empty(size), np.empty(shape), np.empty(1)
         status = k.steady_tick(
-            b"", *no_merge, 0, 0, 0, *head, st.w_H_b, np.stack([st.s, st.s_dot, st.tau]),
+            b"", *NO_MERGE, 0, 0, 0, *head, st.w_H_b, np.stack([st.s, st.s_dot, st.tau]),
             st.base_vel, np.empty((2, n)), *prepared.arguments()[2], out, poses, ages,
             np.array([stamp, 0], np.int64), False, False, 0.1, False, np.zeros(0),
             7, 3, 2, np.zeros(8, np.uint8), *NO_BALANCING[14:17],
@@ -604,11 +610,7 @@ def test_while_the_contact_kernels_load_the_tick_computes_them_in_numpy(pairs, m
     contact points are None (the node's NumPy way); once loaded, the kernels again."""
     from kin_dyn_ros.dynamics import compiled
     case, fast, ref = _pair(pairs, "icub", "MIXED")
-    st = _states(case, 1)[0]
-    st.w_H_b[:3, :3], st.w_H_b[:3, 3], st.s[:] = np.eye(3), [0.0, 0.0, 0.6], 0.0   # upright
-    sole = np.array([[0.05, 0.02, 0.0], [-0.05, 0.02, 0.0], [-0.05, -0.02, 0.0],
-                     [0.05, -0.02, 0.0]])
-    feet = {f: Contact(f, sole, [0, 0, 1], 0.6) for f in ("l_sole", "r_sole")}
+    st, _, feet = _upright_on_two_soles(case)
     wrenches = {f: (f, [1.0, -2.0, 150.0, 0.3, -0.2, 0.1]) for f in feet}
     args = (st.w_H_b, st.s, st.base_vel, st.s_dot, None, wrenches, feet, 20.0)
     frame = fast.frame_names.index("r_sole")
