@@ -127,7 +127,7 @@ class _ParameterChange:
     parsed: tuple = None
 
 
-def _log_queries_ready(log, steady):
+def _log_loaded_later(log, steady):
     """(A start that compiled the kernels) say when the steady tick's kernel (when
     ``steady``: pending) and the queries' kernels are in too."""
     if steady:
@@ -222,7 +222,7 @@ class KinDynNode(Node):
         seconds = prepare()
         log.info(f"dynamics: {status.describe()}, ready in {seconds:.1f} s")
         if not queries_ready(0):
-            threading.Thread(target=_log_queries_ready, args=(log, not steady_ready(0)),
+            threading.Thread(target=_log_loaded_later, args=(log, not steady_ready(0)),
                              daemon=True).start()
 
     def _load_parameter_model(self):
