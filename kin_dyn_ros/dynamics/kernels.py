@@ -1854,28 +1854,37 @@ def _skew_block(m, o, c0, x0, x1, x2, sign):
 def _coriolis_b(ic, v, out, inertia, crm, fbar):
     """Echeandia-Wensing B(I, v) = 1/2 (v x* I + (I v) xbar - I v x) (6, 6) into ``out``,
     for the compact inertia ``ic`` (13,) and the motion vector ``v`` (6,); ``inertia``,
-    ``crm`` and ``fbar`` (6, 6) are scratch, zero off the blocks written here."""
-    unit = np.zeros(6)
-    for c in range(6):                          # I's rows (I is symmetric)
-        unit[c] = 1.0
-        _inertia_times(ic, unit, inertia[c])
-        unit[c] = 0.0
-    # v x = [[w^, l^], [0, w^]]
+    ``crm`` and ``fbar`` (6, 6) are scratch, zero off the blocks written here. With I
+    symmetric and v x* = -(v x)^T, B = 1/2 (f xbar - A - A^T) for A = I (v x), f = I v:
+    one 6x6 product, over the non-zero blocks of v x = [[w^, l^], [0, w^]] only."""
+    m, h0, h1, h2 = ic[0], ic[1], ic[2], ic[3]
+    for r in range(3):                          # I = [[m 1, -h^], [h^, Ibar]]
+        for c in range(3):
+            inertia[r, c] = m if r == c else 0.0
+            inertia[3 + r, 3 + c] = ic[4 + 3 * r + c]
+        inertia[r, 3 + r] = inertia[3 + r, r] = 0.0
+    _skew_block(inertia, 0, 3, h0, h1, h2, -1.0)
+    _skew_block(inertia, 3, 0, h0, h1, h2, 1.0)
     _skew_block(crm, 0, 0, v[3], v[4], v[5], 1.0)
     _skew_block(crm, 0, 3, v[0], v[1], v[2], 1.0)
     _skew_block(crm, 3, 3, v[3], v[4], v[5], 1.0)
-    f = unit                                    # (zero again: reused)
+    f = out[0]                                  # (I v, before out is written)
     _inertia_times(ic, v, f)
     # (f xbar) u = u x* f
     _skew_block(fbar, 0, 3, f[0], f[1], f[2], -1.0)
     _skew_block(fbar, 3, 0, f[0], f[1], f[2], -1.0)
     _skew_block(fbar, 3, 3, f[3], f[4], f[5], -1.0)
+    for i in range(6):                          # A = I (v x): its rows 3-5 of columns 0-2
+        for j in range(6):                      # are zero
+            acc = 0.0
+            for k in range(3 if j < 3 else 6):
+                acc += inertia[i, k] * crm[k, j]
+            out[i, j] = acc
     for i in range(6):
-        for j in range(6):
-            acc = fbar[i, j]
-            for k in range(6):
-                acc -= crm[k, i] * inertia[k, j] + inertia[i, k] * crm[k, j]
-            out[i, j] = 0.5 * acc
+        for j in range(i, 6):
+            a_ij, a_ji = out[i, j], out[j, i]
+            out[i, j] = 0.5 * (fbar[i, j] - a_ij - a_ji)
+            out[j, i] = 0.5 * (fbar[j, i] - a_ji - a_ij)
 
 
 @_jit
