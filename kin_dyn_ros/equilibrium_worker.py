@@ -25,14 +25,17 @@ under SCHED_BATCH at nice +10 (Linux; elsewhere nice +10), once started (its sta
 of CPU, runs under SCHED_IDLE where the process may leave it later, so that it never
 competes with the node's first ticks; leaving SCHED_IDLE needs CAP_SYS_NICE or an
 RLIMIT_NICE, so without them the start-up runs at the working priority already): a batch
-process does not preempt the tick when a request wakes it (a plain niced one did: handing a request over cost the
-tick ~0.3 ms on a 2-core machine), and at nice +10 it gets ~10 % of a CPU that the node
-wants (the scheduler's weights 110 against 1024), so it makes progress on a saturated
-machine (SCHED_IDLE, its weight 3, is reported to have given the demo at 500 Hz no answer
-at all on a saturated machine; not seen here since). A node whose ticking thread is real-time (``thread_priority``) always runs first. It
-runs in a session of its own, so a terminal's Ctrl-C (sent to the foreground process group)
-does not reach it, not even while its interpreter starts, and ignores SIGINT: it stops when
-the node, shutting down (or dying), closes the socket.
+process does not preempt the tick when a request wakes it (a plain niced one did: handing a
+request over cost the tick ~0.3 ms on a 2-core machine), and at nice +10 it gets ~10 % of a
+CPU that the node wants (the scheduler's weights 110 against 1024), so it makes progress on
+a saturated machine (SCHED_IDLE, its weight 3, is reported to have given the demo at 500 Hz
+no answer at all on a saturated machine; not seen here since). A node whose ticking thread
+is real-time (``thread_priority``) always runs first: its worker starts at the node's own
+scheduling instead of SCHED_IDLE (:attr:`EquilibriumWorker.idle_start`; under SCHED_IDLE a
+restart took 6-8 s on a saturated 2-core machine, bench/soak.py). It runs in a session of
+its own, so a terminal's Ctrl-C (sent to the foreground process group) does not reach it,
+not even while its interpreter starts, and ignores SIGINT: it stops when the node, shutting
+down (or dying), closes the socket.
 
 :attr:`EquilibriumWorker.replaced` and :attr:`EquilibriumWorker.refused` count the requests
 that were never solved: replaced while waiting for the worker, and refused while it was
@@ -170,6 +173,11 @@ class EquilibriumWorker:
     _PRIORITY = "batch"     # the worker's scheduling (see _lower_priority)
 
     def __init__(self, restart_s=1.0):
+        #: the start-up under SCHED_IDLE where it may be left (:func:`_start_priority`);
+        #: False (a node whose ticking and DDS threads are real-time, which SCHED_OTHER never
+        #: delays): at the node's own scheduling, so that a restart is not starved by the
+        #: node's other processes on a saturated machine
+        self.idle_start = True
         self.replaced = self.refused = 0     # requests never solved (see the module)
         self._process = self._conn = self._poller = self._model = self._waiting = None
         self._generation, self._in_flight, self._sent_contacts = 0, None, None
@@ -297,7 +305,8 @@ class EquilibriumWorker:
             # directory this package was imported from, so that it runs the node's own code
             # (not another kin_dyn_ros in the node's working directory, e.g. a source tree)
             self._process = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(theirs.fileno()), self._PRIORITY],
+                [sys.executable, "-m", __name__, str(theirs.fileno()), self._PRIORITY,
+                 "idle" if self.idle_start else "now"],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=_PACKAGE_PARENT,
                 env=worker_environment(), start_new_session=True)
         self._conn = Connection(mine.detach())
@@ -460,11 +469,15 @@ def _threads():
         return [0]
 
 
-def _start_priority(priority="batch"):
-    """The start-up's scheduling: SCHED_IDLE where this process may leave it later (returns a
-    function that switches to ``priority``, to call once started); otherwise ``priority`` at
-    once (returns a function that does nothing), so that a worker never stays at SCHED_IDLE,
-    where it would starve on a saturated machine."""
+def _start_priority(priority="batch", start="idle"):
+    """The start-up's scheduling: with ``start`` "idle", SCHED_IDLE where this process may
+    leave it later (returns a function that switches to ``priority``, to call once started);
+    otherwise ``priority`` at once (returns a function that does nothing), so that a worker
+    never stays at SCHED_IDLE, where it would starve on a saturated machine. With ``start``
+    "now": the scheduling it was started with until then (the node's, SCHED_OTHER: a
+    real-time node's threads preempt it)."""
+    if start == "now":
+        return lambda: _lower_priority(priority)
     if _may_leave_idle():
         _lower_priority("idle")
         return lambda: _lower_priority(priority)
@@ -491,7 +504,7 @@ def _may_leave_idle():
 if __name__ == "__main__":
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # the start-up (the interpreter, NumPy, SciPy, the model: ~1 s of CPU) under SCHED_IDLE
-    # where it may be left, so that it never competes with the node's first ticks; then the
-    # working priority
+    # where it may be left, so that it never competes with the node's first ticks (or, for
+    # a real-time node, at once: argv[3] "now"); then the working priority
     _serve(Connection(int(sys.argv[1])),
-           on_model=_start_priority(sys.argv[2] if len(sys.argv) > 2 else "batch"))
+           on_model=_start_priority(*sys.argv[2:4]))

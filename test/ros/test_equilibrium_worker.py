@@ -265,7 +265,7 @@ def seen():         # [policy, nice] of every thread, when they all agree
                for tid in map(int, os.listdir('/proc/self/task'))}
     assert len(threads) == 1, threads
     return list(threads.pop())
-started = w._start_priority('batch')
+started = w._start_priority('batch', sys.argv[2])
 during = seen()
 started()
 print(json.dumps([w._may_leave_idle(), during, seen()]))
@@ -283,11 +283,11 @@ except PermissionError:
 """
 
 
-def priority_probe(mode, prefix=()):
+def priority_probe(mode, prefix=(), start='idle'):
     """(may leave idle, [policy, nice] during the start-up, [policy, nice] once started) of
     every thread of a fresh interpreter (run under the command ``prefix``, with a thread
-    started before) that runs equilibrium_worker._start_priority."""
-    out = subprocess.run([*prefix, sys.executable, '-c', PRIORITY_PROBE, mode],
+    started before) that runs equilibrium_worker._start_priority with ``start``."""
+    out = subprocess.run([*prefix, sys.executable, '-c', PRIORITY_PROBE, mode, start],
                          capture_output=True, text=True, timeout=60,
                          check=True).stdout
     return json.loads(out)
@@ -302,6 +302,29 @@ def test_start_priority_where_sched_idle_may_be_left():
     else:
         assert during == [os.SCHED_BATCH, nice]
     assert after == [os.SCHED_BATCH, nice]
+
+
+@LINUX
+def test_start_priority_of_a_real_time_nodes_worker_is_the_nodes_own():
+    """A real-time node's worker (``start`` "now") starts at the scheduling it was started
+    with, never SCHED_IDLE, and works at SCHED_BATCH nice +10 once started."""
+    policy, nice = os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0)
+    _, during, after = priority_probe('as-is', start='now')
+    assert during == [policy, nice]
+    assert after == [os.SCHED_BATCH, min(19, nice + 10)]
+
+
+def test_a_real_time_nodes_worker_is_told_to_start_at_once(worker, icub_urdf, standing):
+    """``idle_start`` False (ContactMechanics: ``thread_priority`` > 0) reaches the worker's
+    command line, and the worker answers and then works at SCHED_BATCH."""
+    _, w_H_b, s = standing
+    worker.idle_start = False
+    worker.set_model(icub_urdf)
+    assert worker.submit(0, w_H_b, s, FEET)
+    wait_answer(worker)
+    assert worker._process.args[-1] == 'now'
+    if sys.platform.startswith('linux'):
+        assert os.sched_getscheduler(worker._process.pid) == os.SCHED_BATCH
 
 
 @LINUX
