@@ -39,15 +39,17 @@ def _types():
     return {'zmp': PointStamped, 'capture_point': PointStamped, 'cop': CentresOfPressure}
 
 
-def reader_main():
+def reader_main(priority=0):
     """The reader process: print "ready"; on "go [NAMESPACE]" (stdin) subscribe to
-    BALANCE_OUTPUTS (raw, on a sensor thread as bench_node's receiver) of the node, or of the
-    --floor node in NAMESPACE, wait until each is matched with its publisher and print
+    BALANCE_OUTPUTS (raw, on a sensor thread as bench_node's receiver, at SCHED_FIFO
+    ``priority`` with its middleware's threads when > 0, as that receiver) of the node, or of
+    the --floor node in NAMESPACE, wait until each is matched with its publisher and print
     "started"; on "stop" drop the subscriptions and print {output: [[stamp ns, received ns],
     ...]} as JSON. Ends with stdin."""
     import rclpy
     from rclpy.qos import QoSProfile
     from kin_dyn_ros.node.outputs import NO_SUBSCRIPTION_EVENTS
+    from kin_dyn_ros.node.realtime import configure_native_threads
     from kin_dyn_ros.node.sensor_thread import SensorThread
 
     rclpy.init()
@@ -59,7 +61,8 @@ def reader_main():
             namespace = words[1] if len(words) > 1 else ''
             node = rclpy.create_node('kin_dyn_bench_balance_reader',
                                      start_parameter_services=False)
-            thread = SensorThread(node, lambda sub, exc: print(repr(exc), file=sys.stderr))
+            thread = SensorThread(node, lambda sub, exc: print(repr(exc), file=sys.stderr),
+                                  realtime=(priority, ()))
             records = {key: [] for key in BALANCE_OUTPUTS}
             subs = [node.create_subscription(
                 _types()[key], floor_topic(namespace, topic),
@@ -67,6 +70,8 @@ def reader_main():
                 event_callbacks=NO_SUBSCRIPTION_EVENTS, callback_group=thread.group)
                 for key, (topic, offset) in BALANCE_OUTPUTS.items()]
             thread.start()
+            for warning in configure_native_threads(priority):
+                print(f'balance reader: {warning}', file=sys.stderr)
             deadline = time.monotonic() + MATCH_S
             while (not all(s.get_publisher_count() for s in subs)
                    and time.monotonic() < deadline):
@@ -86,8 +91,9 @@ class BalanceReaders(LineProcess):
 
     key = name = 'balance'      # its figures in a run's row; its runs' label
 
-    def __init__(self, script):
-        super().__init__([sys.executable, script, '--balance-readers'], 'balance reader')
+    def __init__(self, script, priority=0):
+        super().__init__([sys.executable, script, '--balance-readers', '--thread-priority',
+                          str(priority)], 'balance reader')
 
     def start(self, target=''):
         """Subscribe to the outputs of the node ('') or of the --floor node in ``target``."""

@@ -1182,7 +1182,7 @@ def main():
     if args.clients:
         return service_clients(args.model, args.horizon)
     if args.balance_readers:
-        return reader_main()
+        return reader_main(args.thread_priority)
     if args.tf_listener:
         return listener_main()
 
@@ -1253,7 +1253,7 @@ def main():
             records = {}
             print_tf_rate(rows, per_tick_outputs(), args.duration)
         elif args.balance_outputs:
-            readers = BalanceReaders(__file__)
+            readers = BalanceReaders(__file__, args.thread_priority)
             try:
                 rows, records = run_floor_rates(receiver, args, node_proc.pid, floors, None,
                                                 readers) \

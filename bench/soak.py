@@ -302,12 +302,17 @@ def run_publisher(args):
     from sensor_msgs.msg import JointState
     with open(args.table, 'rb') as f:
         table = pickle.load(f)
+    from kin_dyn_ros.node.realtime import configure_native_threads, configure_thread
+    for warning in configure_thread(args.thread_priority):      # (a robot's driver)
+        print(f'publisher: {warning}', file=sys.stderr)
     rclpy.init()
     node = rclpy.create_node(f'soak_publisher_{os.getpid()}', start_parameter_services=False)
     qos = qos_profile_sensor_data
     pubs = [node.create_publisher(Odometry, 'odom', qos),
             *[node.create_publisher(WrenchStamped, f'{c}/wrench', qos) for c in CONTACTS],
             node.create_publisher(JointState, 'joint_states', qos)]
+    for warning in configure_native_threads(args.thread_priority):
+        print(f'publisher: {warning}', file=sys.stderr)
     deadline = time.monotonic() + 15.0
     while any(p.get_subscription_count() == 0 for p in pubs) and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -373,11 +378,12 @@ def publish_loop(table, pubs, state, commands):
 class Publisher:
     """A publisher process (this script with --publisher)."""
 
-    def __init__(self, table_path, rate, offset_ns, log_path):
+    def __init__(self, table_path, rate, offset_ns, log_path, priority=0):
         self.log_path, self.offset_ns = log_path, offset_ns
         self.proc = subprocess.Popen(
             [sys.executable, __file__, '--publisher', '--table', str(table_path), '--rate',
-             str(rate), '--offset-ns', str(offset_ns), '--log', str(log_path)],
+             str(rate), '--offset-ns', str(offset_ns), '--log', str(log_path),
+             '--thread-priority', str(priority)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=dict(os.environ))
         if self.proc.stdout.readline().strip() != 'ready':
             raise RuntimeError(f'the publisher process ended (exit {self.proc.wait()})')
@@ -593,11 +599,13 @@ class Clients(LineProcess):
 EVERY_TICK_TF = ['-p', 'publish_frequency:=1000.0']
 
 
-def start_node(log_file, source=None):
+def start_node(log_file, source=None, priority=0):
     """kin_dyn_node with config/kin_dyn.yaml and config/icub.yaml (every output on, /tf on
     every tick: EVERY_TICK_TF), its
     stdout and stderr to ``log_file``; ``source``: run ``python -m kin_dyn_ros.node`` from
-    that copy of the repository instead (to try a change of the node)."""
+    that copy of the repository instead (to try a change of the node); ``priority``: its
+    ``thread_priority`` (0: the configuration's)."""
+    extra = EVERY_TICK_TF + (['-p', f'thread_priority:={priority}'] if priority else [])
     exe = pathlib.Path(sys.prefix) / 'bin' / 'kin_dyn_node'
     cmd = [str(exe)] if os.access(exe, os.X_OK) else [sys.executable, '-m', 'kin_dyn_ros.node']
     env = dict(os.environ)
@@ -606,10 +614,10 @@ def start_node(log_file, source=None):
         env['PYTHONPATH'] = f"{source}{os.pathsep}{env.get('PYTHONPATH', '')}"
         return subprocess.Popen([*cmd, '--ros-args', *[
             a for f in ('kin_dyn.yaml', 'icub.yaml') for a in
-            ('--params-file', str(REPO / 'config' / f))], *EVERY_TICK_TF], cwd=source,
+            ('--params-file', str(REPO / 'config' / f))], *extra], cwd=source,
             env=env, stdout=log_file, stderr=subprocess.STDOUT)
     files = [a for f in ('kin_dyn.yaml', 'icub.yaml') for a in
-             ('--params-file', str(REPO / 'config' / f))] + EVERY_TICK_TF
+             ('--params-file', str(REPO / 'config' / f))] + extra
     return subprocess.Popen([*cmd, '--ros-args', *files], cwd=REPO, env=dict(os.environ),
                             stdout=log_file, stderr=subprocess.STDOUT)
 
@@ -742,13 +750,14 @@ class Receiver:
     :attr:`capture_until` lies ahead, of every CAPTURE_EVERY-th); messages that may hold a
     NaN/inf (``suspects``)."""
 
-    def __init__(self, node, period_ns, check_every):
+    def __init__(self, node, period_ns, check_every, priority=0):
         from rclpy.qos import QoSProfile
         from rclpy.subscription import Subscription
         from kin_dyn_ros.node.outputs import LATCHED_QOS, NO_SUBSCRIPTION_EVENTS, TF_QOS
         from kin_dyn_ros.node.sensor_thread import SensorThread
         self.with_info = hasattr(Subscription, 'CallbackType')
-        self.thread = SensorThread(node, self._on_error, with_info=self.with_info)
+        self.thread = SensorThread(node, self._on_error, with_info=self.with_info,
+                                   realtime=(priority, ()))
         self.period, self.check_every = period_ns, check_every
         self.capture_until = 0
         types = output_types()
@@ -946,14 +955,20 @@ class Run:
         log(f'motion table: {self.table["n"]} samples in {time.monotonic() - t0:.1f} s')
         self.node_log_path = workdir / 'node.log'
         self.node_log = open(self.node_log_path, 'w')
-        self.node_proc = start_node(self.node_log, args.node_source)
+        self.node_proc = start_node(self.node_log, args.node_source, args.thread_priority)
         rclpy.init()
         self.node = rclpy.create_node('soak_receiver', start_parameter_services=False)
-        self.receiver = Receiver(self.node, self.period, args.check_every)
-        try:    # the receiving thread yields to the node when the cores are contended
-            os.setpriority(os.PRIO_PROCESS, self.receiver.thread.native_id, 10)
-        except (OSError, TypeError):
-            pass
+        self.receiver = Receiver(self.node, self.period, args.check_every,
+                                 args.thread_priority)
+        if args.thread_priority:    # its middleware threads too, as the node's (a controller)
+            from kin_dyn_ros.node.realtime import configure_native_threads
+            for warning in configure_native_threads(args.thread_priority):
+                log(f'receiver: {warning}')
+        else:
+            try:    # the receiving thread yields to the node when the cores are contended
+                os.setpriority(os.PRIO_PROCESS, self.receiver.thread.native_id, 10)
+            except (OSError, TypeError):
+                pass
         self.control = rclpy.create_node('soak_control', start_parameter_services=False)
         self.description = self.control.create_publisher(String, 'robot_description',
                                                          LATCHED_QOS)
@@ -983,7 +998,7 @@ class Run:
     def new_publisher(self, offset_ns):
         n = len(self.publisher_logs)
         return Publisher(self.table_path, self.args.rate, offset_ns,
-                         self.workdir / f'publisher{n}.bin')
+                         self.workdir / f'publisher{n}.bin', self.args.thread_priority)
 
     def set_parameters(self, values):
         """Set the node's parameters through its ~/set_parameters service; the results."""
@@ -1469,7 +1484,8 @@ def analyse(run, result):
     # a JointState published up to LATE_PERIODS before a fault may meet it on its way
     inside = window_mask(pub_walls, windows, LATE_PERIODS * period)
     slow, machine = machine_slow(run.witness, pub_walls, ~inside, start, end, period)
-    figures = {'rate_hz': args.rate, 'duration_s': (end - start) * 1e-9,
+    figures = {'rate_hz': args.rate, 'thread_priority': args.thread_priority,
+               'duration_s': (end - start) * 1e-9,
                'joint_states_published': int(len(pub_stamps)),
                'joint_states_outside_windows': int((~inside).sum()), 'machine': machine}
     outputs = {}
@@ -1587,7 +1603,8 @@ def print_report(f):
     p = print
     p(f"\nkin_dyn_node soak: {f['duration_s']:.0f} s at {f['rate_hz']:g} Hz, "
       f"{f['joint_states_published']} JointStates ({f['joint_states_outside_windows']} "
-      f"outside fault windows)")
+      f"outside fault windows)" + (f", thread_priority {f['thread_priority']} (SCHED_FIFO)"
+                                   if f.get('thread_priority') else ''))
     p(f"\n{'output':<20}{'/s':>8}{'/s out':>8}{'min/s':>7}{'on time out':>13}"
       f"{'miss/late out':>15}{'on time in':>12}{'p50/p99 ms':>14}{'off-grid':>9}")
     for key, o in f['outputs'].items():
@@ -1689,6 +1706,10 @@ def main():
     parser.add_argument('--node-source', metavar='DIR',
                         help='run the node from this copy of the repository (python -m '
                         'kin_dyn_ros.node there): to try a change of the node')
+    parser.add_argument('--thread-priority', type=int, default=0, metavar='N',
+                        help="the node's thread_priority N (SCHED_FIFO of its ticking and "
+                        "DDS threads), and the publisher's and receiver's threads at the "
+                        "same priority (a robot's driver and controller); 0: off (default)")
     parser.add_argument('--publisher', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--clients', action='store_true', help=argparse.SUPPRESS)
     parser.add_argument('--table', help=argparse.SUPPRESS)
