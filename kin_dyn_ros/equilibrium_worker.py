@@ -30,12 +30,12 @@ request over cost the tick ~0.3 ms on a 2-core machine), and at nice +10 it gets
 CPU that the node wants (the scheduler's weights 110 against 1024), so it makes progress on
 a saturated machine (SCHED_IDLE, its weight 3, is reported to have given the demo at 500 Hz
 no answer at all on a saturated machine; not seen here since). A node whose ticking thread
-is real-time (``thread_priority``) always runs first: its worker starts at the node's own
-scheduling instead of SCHED_IDLE (:attr:`EquilibriumWorker.idle_start`; under SCHED_IDLE a
-restart took 6-8 s on a saturated 2-core machine, bench/soak.py). It runs in a session of
-its own, so a terminal's Ctrl-C (sent to the foreground process group) does not reach it,
-not even while its interpreter starts, and ignores SIGINT: it stops when the node, shutting
-down (or dying), closes the socket.
+is real-time (``thread_priority``) always runs first: a worker (re)started from such a
+thread starts at the node's own scheduling instead of SCHED_IDLE (:func:`_real_time_caller`;
+under SCHED_IDLE a restart took 6-8 s on a saturated 2-core machine, bench/soak.py). It
+runs in a session of its own, so a terminal's Ctrl-C (sent to the foreground process group)
+does not reach it, not even while its interpreter starts, and ignores SIGINT: it stops when
+the node, shutting down (or dying), closes the socket.
 
 :attr:`EquilibriumWorker.replaced` and :attr:`EquilibriumWorker.refused` count the requests
 that were never solved: replaced while waiting for the worker, and refused while it was
@@ -173,11 +173,6 @@ class EquilibriumWorker:
     _PRIORITY = "batch"     # the worker's scheduling (see _lower_priority)
 
     def __init__(self, restart_s=1.0):
-        #: the start-up under SCHED_IDLE where it may be left (:func:`_start_priority`);
-        #: False (a node whose ticking and DDS threads are real-time, which SCHED_OTHER never
-        #: delays): at the node's own scheduling, so that a restart is not starved by the
-        #: node's other processes on a saturated machine
-        self.idle_start = True
         self.replaced = self.refused = 0     # requests never solved (see the module)
         self._process = self._conn = self._poller = self._model = self._waiting = None
         self._generation, self._in_flight, self._sent_contacts = 0, None, None
@@ -306,7 +301,7 @@ class EquilibriumWorker:
             # (not another kin_dyn_ros in the node's working directory, e.g. a source tree)
             self._process = subprocess.Popen(
                 [sys.executable, "-m", __name__, str(theirs.fileno()), self._PRIORITY,
-                 "idle" if self.idle_start else "now"],
+                 "now" if _real_time_caller() else "idle"],
                 pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL, cwd=_PACKAGE_PARENT,
                 env=worker_environment(), start_new_session=True)
         self._conn = Connection(mine.detach())
@@ -483,6 +478,18 @@ def _start_priority(priority="batch", start="idle"):
         return lambda: _lower_priority(priority)
     _lower_priority(priority)
     return lambda: None
+
+
+def _real_time_caller():
+    """Whether the calling thread runs real-time (SCHED_FIFO or SCHED_RR: the ticking thread
+    of a node with ``thread_priority``, its grant not refused). Its ticks preempt whatever a
+    worker's start-up runs at, so a worker it starts need not start under SCHED_IDLE, where
+    the node's other processes (service clients, its services' process) would starve it."""
+    try:
+        policy = os.sched_getscheduler(0) & ~getattr(os, "SCHED_RESET_ON_FORK", 0)
+        return policy in (os.SCHED_FIFO, os.SCHED_RR)
+    except (AttributeError, OSError):
+        return False
 
 
 def _may_leave_idle():

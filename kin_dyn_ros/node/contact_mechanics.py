@@ -141,8 +141,6 @@ class ContactMechanics:
             if model != self._worker_model:
                 self._worker.set_model(urdf, model[1], kd.gravity)
                 self._worker_model = model
-            # (a real-time node's ticks preempt the worker's start-up: no SCHED_IDLE for it)
-            self._worker.idle_start = not settings.thread_priority
             if names and settings.equilibrium_rate > 0:
                 self._worker.start()    # its start-up now, not during the first ticks
         geometry = {g[0]: g for g in settings.contact_geometry}

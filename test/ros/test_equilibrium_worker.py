@@ -314,17 +314,33 @@ def test_start_priority_of_a_real_time_nodes_worker_is_the_nodes_own():
     assert after == [os.SCHED_BATCH, min(19, nice + 10)]
 
 
-def test_a_real_time_nodes_worker_is_told_to_start_at_once(worker, icub_urdf, standing):
-    """``idle_start`` False (ContactMechanics: ``thread_priority`` > 0) reaches the worker's
-    command line, and the worker answers and then works at SCHED_BATCH."""
+@LINUX
+def test_a_worker_started_by_a_real_time_thread_starts_at_once(worker, icub_urdf, standing):
+    """Started (on a request) by a SCHED_FIFO thread (a node's ticking thread with
+    ``thread_priority``), the worker is told to start at once (its command line), answers
+    and then works at SCHED_BATCH; started by a normal thread, told to start under
+    SCHED_IDLE (where it may leave it: _start_priority)."""
+    from kin_dyn_ros.node.realtime import configure_thread
     _, w_H_b, s = standing
-    worker.idle_start = False
     worker.set_model(icub_urdf)
-    assert worker.submit(0, w_H_b, s, FEET)
+    outcome = {}
+
+    def request():
+        outcome['refused'] = configure_thread(10)
+        if not outcome['refused']:
+            outcome['submitted'] = worker.submit(0, w_H_b, s, FEET)
+    thread = threading.Thread(target=request)
+    thread.start()
+    thread.join()
+    if outcome['refused']:
+        pytest.skip(f"SCHED_FIFO refused here: {outcome['refused'][0]}")
+    assert outcome['submitted']
     wait_answer(worker)
     assert worker._process.args[-1] == 'now'
-    if sys.platform.startswith('linux'):
-        assert os.sched_getscheduler(worker._process.pid) == os.SCHED_BATCH
+    assert os.sched_getscheduler(worker._process.pid) == os.SCHED_BATCH
+    worker.close()
+    assert worker.submit(1, w_H_b, s, FEET)             # (from this, a normal thread)
+    assert worker._process.args[-1] == 'idle'
 
 
 @LINUX
