@@ -1850,6 +1850,20 @@ def _skew_block(m, o, c0, x0, x1, x2, sign):
     m[o + 2, c0], m[o + 2, c0 + 1] = -sign * x1, sign * x0
 
 
+@_inline
+def _inertia_matrix(ic, out):
+    """The spatial inertia (6, 6) [[m 1, -h^], [h^, Ibar]] of the compact ``ic`` (13,) into
+    ``out[:6, :6]``."""
+    m, h0, h1, h2 = ic[0], ic[1], ic[2], ic[3]
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = m if r == c else 0.0
+            out[3 + r, 3 + c] = ic[4 + 3 * r + c]
+        out[r, 3 + r] = out[3 + r, r] = 0.0
+    _skew_block(out, 0, 3, h0, h1, h2, -1.0)
+    _skew_block(out, 3, 0, h0, h1, h2, 1.0)
+
+
 @_jit
 def _coriolis_b(ic, v, out, inertia, crm, fbar):
     """Echeandia-Wensing B(I, v) = 1/2 (v x* I + (I v) xbar - I v x) (6, 6) into ``out``,
@@ -1857,14 +1871,7 @@ def _coriolis_b(ic, v, out, inertia, crm, fbar):
     ``crm`` and ``fbar`` (6, 6) are scratch, zero off the blocks written here. With I
     symmetric and v x* = -(v x)^T, B = 1/2 (f xbar - A - A^T) for A = I (v x), f = I v:
     one 6x6 product, over the non-zero blocks of v x = [[w^, l^], [0, w^]] only."""
-    m, h0, h1, h2 = ic[0], ic[1], ic[2], ic[3]
-    for r in range(3):                          # I = [[m 1, -h^], [h^, Ibar]]
-        for c in range(3):
-            inertia[r, c] = m if r == c else 0.0
-            inertia[3 + r, 3 + c] = ic[4 + 3 * r + c]
-        inertia[r, 3 + r] = inertia[3 + r, r] = 0.0
-    _skew_block(inertia, 0, 3, h0, h1, h2, -1.0)
-    _skew_block(inertia, 3, 0, h0, h1, h2, 1.0)
+    _inertia_matrix(ic, inertia)
     _skew_block(crm, 0, 0, v[3], v[4], v[5], 1.0)
     _skew_block(crm, 0, 3, v[0], v[1], v[2], 1.0)
     _skew_block(crm, 3, 3, v[3], v[4], v[5], 1.0)
@@ -1944,11 +1951,7 @@ def coriolis(mf, mi, rep, w_H_b, s, nu, s_dot, out):
                 c[6 + j, 6 + i] = _dot6(force[j], sdot[i]) + _dot6(qv[j], subspace[i])
             a = mi[2 + a]
     mass = np.empty((size, 6))                  # M[:, :6] in C: Ic_0 (symmetric), Ic_j S_j
-    unit = np.zeros(6)
-    for e in range(6):
-        unit[e] = 1.0
-        _inertia_times(composite[0], unit, mass[e])
-        unit[e] = 0.0
+    _inertia_matrix(composite[0], mass)
     for k in range(n):
         for e in range(6):
             mass[6 + k, e] = force[k, e]
