@@ -471,13 +471,20 @@ def _packed_ints(kernels, model):
 # (``_QUERIES``: the node's odometry in a frame other than the base and the in-process
 # services; every frame's world pose, which the node does not publish; :func:`queries_ready`);
 # ``_LATER`` (horizon, coriolis: lazy, at their first call) only in the processes that ask
-# for them. With an empty cache the node's process compiles ``_TICK`` (~15 s here) while one
-# process beside it compiles ``_GLUE`` (~4 s), ``_CONTACT`` (~13 s), ``_STEADY`` (~5 s once
-# the tick is in the cache) and ``_QUERIES`` and ``_LATER`` (~40 s) into the cache, one
-# group after the other; the node loads each group from the cache when it is done
+# for them. With an empty cache the node's process compiles ``_TICK`` (~8 s here) while one
+# process beside it compiles ``_TICK_PARTS`` (~5 s), ``_GLUE`` (~4 s), ``_CONTACT`` (~13 s),
+# ``_STEADY`` (~5 s once the tick is in the cache) and ``_QUERIES`` and ``_LATER`` (~40 s)
+# into the cache, one group after the other; the node loads each group from the cache when
+# it is done
 # (:func:`_load_beside`; from a warm cache the queries' load in the background too, ~0.1 s).
 # Two compiling processes on two cores: the tick's never shares its core.
 _TICK = ("tick",)
+# the kernels the tick calls that numba types last in its compile (~5 s of ~12 here), in the
+# reverse order: with an empty cache the process beside compiles them first, while the
+# node's compiles the tick from its start; the tick's typing then loads each from the cache
+# once it is there (:func:`_tick_parts` has the argument types)
+_TICK_PARTS = ("_base_drift_times", "_base_transform", "_forward_dynamics", "_mass_matrix",
+               "_rnea", "_sensor_wrenches")
 _GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state")
 _CONTACT = ("balance", "support_hull", "polygon_margin", "world_frame_pose", "contact_points")
 _STEADY = ("steady_tick",)
@@ -495,8 +502,29 @@ for _ready in (_CONTACT_READY, _STEADY_READY, _QUERIES_READY):
     _ready.set()
 
 
+def _tick_parts():
+    """[(name, argument types)] of :data:`_TICK_PARTS` as :func:`.kernels.tick` calls them,
+    in that order (numba's types, its literals included; test_compiled compares them with
+    the tick's calls)."""
+    from numba import types
+    f1, f2, f3 = (types.Array(types.float64, dim, "C") for dim in (1, 2, 3))
+    i1, i2 = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
+    rep = types.int64
+    return [("_base_drift_times", (rep, f2, f1, f1)),
+            ("_base_transform", (rep, f2, f2, types.literal(True))),
+            ("_forward_dynamics", (i1, f2, f1, f1, f1, rep, f2, f1)),
+            ("_mass_matrix", (i1, f2, f2, f2, f2)),
+            ("_rnea", (i1, f2, f2, f1, f1, f1, f1, f2, f1)),
+            ("_sensor_wrenches", (f1, i1, f3, i2, f1, f2)),
+            ("_base_transform", (rep, f2, f2, types.Omitted(False)))]
+
+
 def _warm(compiled, names):
-    """Call the kernels ``names`` once each with the argument types of every later call."""
+    """Call the kernels ``names`` once each with the argument types of every later call
+    (compile those of :data:`_TICK_PARTS` with the tick's argument types)."""
+    for name, types in _tick_parts() if set(names) & set(_TICK_PARTS) else ():
+        if name in names:
+            getattr(compiled.k, name).compile(types)
     h, z, z6 = np.eye(4), np.zeros(compiled.n), np.zeros(6)
     if "tick" in names:
         compiled.tick(2, h, z, z6, z, z, NO_TARGETS, _EMPTY)
@@ -698,19 +726,22 @@ def warm_up(compiled):
     """Compile (or load from the cache) the kernels of the tick, with the signatures the
     calls use, on ``compiled``'s model, once per process; returns the seconds it took (kept
     in :func:`jit_status` the first time). With an empty cache another process compiles the
-    glue (which then loads from the cache here) and after it the other groups, which load
-    here in the background when each is done (:func:`_load_beside`; see ``_TICK``); the
+    tick's last parts (:data:`_TICK_PARTS`) and the glue (which then load from the cache
+    here) and after them the other groups, which load here in the background when each is
+    done (:func:`_load_beside`; see ``_TICK``); the
     queries' kernels load in the background from a warm cache too (:func:`queries_ready`).
     With no cache at all, everything compiles here, in memory."""
     t0 = time.perf_counter()
+    parts = _TICK_PARTS if _uncached(_TICK) else ()
     glue = _uncached(_GLUE)
     later = [_uncached(names) for names, _ in _BACKGROUND]
     later[-1] = later[-1] and later[-1] + _LATER
-    beside = _compile_beside(glue, *later)
+    beside = _compile_beside(parts, glue, *later)
     if beside is not None:
         _BESIDE.append(beside)
     try:
         _warm(compiled, _TICK)
+        _stage_done(beside)             # (the tick's parts)
         _stage_done(beside)             # (the glue)
     except BaseException:
         if beside is not None:

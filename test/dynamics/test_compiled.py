@@ -19,7 +19,7 @@ sys.path.insert(0, {repo!r})
 {setup}
 import numpy as np
 from kin_dyn_ros.dynamics import KinDynComputations
-from kin_dyn_ros.dynamics.compiled import jit_status, _WARM_UP_URDF
+from kin_dyn_ros.dynamics.compiled import jit_status, _tick_parts, _WARM_UP_URDF
 kd = KinDynComputations(_WARM_UP_URDF)
 ref = KinDynComputations(_WARM_UP_URDF, compiled=False)
 s = np.array([0.3])
@@ -30,9 +30,11 @@ except RuntimeError as exc:
     forced = str(exc)
 same = bool(np.abs(kd.mass_matrix(np.eye(4), s) - ref.mass_matrix(np.eye(4), s)).max() < 1e-12)
 status = jit_status()
+parts = {{name: str(args) in map(str, getattr(kd._jit.k, name).signatures)
+         for name, args in _tick_parts()}} if kd.compiled else {{}}
 print(json.dumps(dict(compiled=kd.compiled, reason=status.reason, cache=status.cache_dir,
                       describe=status.describe(), forced=forced, same=same,
-                      queries=status.queries_seconds)))
+                      queries=status.queries_seconds, parts=parts)))
 """
 
 
@@ -217,6 +219,9 @@ def test_no_writable_cache_compiles_in_memory_and_runs(cold):
     """A read-only install and home: the kernels compile in memory (~30 s here) and run."""
     got, _ = _report(cold["in memory"])
     assert got["compiled"] and got["cache"] is None and got["same"]
+    # every kernel compiled here: among their argument types, those with which a start with
+    # an empty cache compiles the tick's last parts beside it (warm_up)
+    assert got["parts"] and all(got["parts"].values()), got["parts"]
     assert got["describe"] == ("compiled kernels (numba; cache: in memory: no writable cache "
                                "directory)")
 
