@@ -521,9 +521,10 @@ def _tick_parts():
 
 def _warm(compiled, names):
     """Call the kernels ``names`` once each with the argument types of every later call
-    (compile those of :data:`_TICK_PARTS` with the tick's argument types)."""
+    (compile those of :data:`_TICK_PARTS` with the tick's argument types; not under
+    NUMBA_DISABLE_JIT, where the kernels are Python functions)."""
     for name, types in _tick_parts() if set(names) & set(_TICK_PARTS) else ():
-        if name in names:
+        if name in names and hasattr(getattr(compiled.k, name), "compile"):
             getattr(compiled.k, name).compile(types)
     h, z, z6 = np.eye(4), np.zeros(compiled.n), np.zeros(6)
     if "tick" in names:
