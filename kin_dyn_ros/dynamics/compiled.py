@@ -625,21 +625,28 @@ def _compile_beside(*stages):
     if jit_status().cache_dir is None or not any(stages):
         return None
     argv = [word for stage in stages for word in ("--", *stage)]
-    try:
-        return subprocess.Popen([sys.executable, "-m", __package__, "--only", *argv[1:]],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, cwd=_PACKAGE_PARENT)
+    try:            # (unbuffered: a line read is never two, the next one's select waits)
+        process = subprocess.Popen([sys.executable, "-m", __package__, "--only", *argv[1:]],
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, cwd=_PACKAGE_PARENT, bufsize=0)
     except OSError:
         return None
+    process.stages_read = 0
+    return process
 
 
-def _stage_done(process):
-    """Wait until ``process`` (:func:`_compile_beside`) has compiled its next stage, or
-    ended, or COMPILE_BESIDE_S passed."""
-    if process is not None:
-        ready, _, _ = select.select([process.stdout], [], [], COMPILE_BESIDE_S)
-        if ready:
-            process.stdout.readline()
+def _stage_done(process, stage, timeout=COMPILE_BESIDE_S):
+    """Whether ``process`` (:func:`_compile_beside`; None: none) has compiled its stages up
+    to ``stage`` (0: the first), or ended, reading its lines (one a stage) and waiting at
+    most ``timeout`` seconds for each."""
+    while process is not None and process.stages_read <= stage:
+        ready, _, _ = select.select([process.stdout], [], [], timeout)
+        if not ready:
+            return False
+        if not process.stdout.readline():
+            return True             # (ended: the caller finds what is in the cache)
+        process.stages_read += 1
+    return True
 
 
 def _finish(process):
@@ -681,8 +688,11 @@ def _load_beside(compiled, beside, pending):
     steady kernels are not called (their callers' NumPy and plain ways); the queries'
     compile at their first call, which raises the same."""
     t0 = time.perf_counter()
-    for names, ready in _BACKGROUND:    # (one line of ``beside`` per group: the glue's read)
-        (_finish if names is _QUERIES else _stage_done)(beside)
+    for stage, (names, ready) in enumerate(_BACKGROUND, 2):  # (after the parts and the glue)
+        if names is _QUERIES:
+            _finish(beside)
+        else:
+            _stage_done(beside, stage)
         if names not in pending:
             continue
         try:
@@ -742,8 +752,11 @@ def warm_up(compiled):
         _BESIDE.append(beside)
     try:
         _warm(compiled, _TICK)
-        _stage_done(beside)             # (the tick's parts)
-        _stage_done(beside)             # (the glue)
+        # stage 0, the tick's parts: not done yet, then the process beside fell behind
+        # this one (on a busy machine) and the glue (stage 1) waits behind them there:
+        # compiled here then (_warm), not waited for
+        if _stage_done(beside, 0, timeout=0):
+            _stage_done(beside, 1)
     except BaseException:
         if beside is not None:
             beside.kill()

@@ -156,6 +156,30 @@ def test_a_group_the_other_process_did_not_compile_is_left(monkeypatch):
     assert compiled.steady_ready() and compiled.contacts_ready()
 
 
+@pytest.mark.skipif(os.environ.get("KIN_DYN_JIT", "1") == "0", reason="KIN_DYN_JIT=0 pass")
+def test_the_stages_beside_are_read_one_line_each(monkeypatch, tmp_path):
+    """The lines of the process beside (:func:`compiled._compile_beside`, here a stand-in
+    printing two stages at once and then nothing): each stage is read once its line is
+    there (two lines in one read must not leave the second waiting for a third), a stage not
+    done is False at once with no timeout, and an ended process answers True."""
+    from kin_dyn_ros.dynamics import compiled
+    script = tmp_path / "beside"
+    script.write_text("#!/bin/sh\nprintf 'compiled a\\ncompiled b\\n'; exec sleep 60\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(script))
+    process = compiled._compile_beside(("a",), ("b",), ("c",))
+    try:
+        assert compiled._stage_done(process, 0, timeout=30)
+        assert compiled._stage_done(process, 1, timeout=5)
+        assert not compiled._stage_done(process, 2, timeout=0)
+        process.kill()
+        process.wait()
+        assert compiled._stage_done(process, 2, timeout=5)
+    finally:
+        process.kill()
+        process.wait()
+
+
 COLD = """
 import json, sys, time
 sys.path.insert(0, {repo!r})
