@@ -216,7 +216,7 @@ class KinDynNode(Node):
                 f"dynamics: {status.describe()}")
             return
         log.info("dynamics: preparing the compiled kernels (from numba's cache; the first "
-                 "start with this numba on this CPU compiles them: ~15 s)"
+                 "start with this numba on this CPU compiles them: ~10-20 s)"
                  if status.cache_dir else "dynamics: compiling the kernels in memory (no "
                  "writable cache directory, see NUMBA_CACHE_DIR: ~30 s at every start)")
         seconds = prepare()
