@@ -475,8 +475,8 @@ def _packed_ints(kernels, model):
 # process beside it compiles ``_TICK_PARTS`` (~5 s), ``_GLUE`` (~4 s), ``_CONTACT`` (~13 s),
 # ``_STEADY`` (~5 s once the tick is in the cache) and ``_QUERIES`` and ``_LATER`` (~40 s)
 # into the cache, one group after the other; the node loads each group from the cache when
-# it is done
-# (:func:`_load_beside`; from a warm cache the queries' load in the background too, ~0.1 s).
+# it is done (:func:`_load_beside`; from a warm cache the queries' load in the background
+# too, ~0.1 s).
 # Two compiling processes on two cores: the tick's never shares its core.
 _TICK = ("tick",)
 # the kernels the tick calls that numba types last in its compile (~5 s of ~12 here), in the
@@ -739,8 +739,8 @@ def warm_up(compiled):
     in :func:`jit_status` the first time). With an empty cache another process compiles the
     tick's last parts (:data:`_TICK_PARTS`) and the glue (which then load from the cache
     here) and after them the other groups, which load here in the background when each is
-    done (:func:`_load_beside`; see ``_TICK``); the
-    queries' kernels load in the background from a warm cache too (:func:`queries_ready`).
+    done (:func:`_load_beside`; see ``_TICK``); the queries' kernels load in the background
+    from a warm cache too (:func:`queries_ready`).
     With no cache at all, everything compiles here, in memory."""
     t0 = time.perf_counter()
     parts = _TICK_PARTS if _uncached(_TICK) else ()
@@ -752,10 +752,10 @@ def warm_up(compiled):
         _BESIDE.append(beside)
     try:
         _warm(compiled, _TICK)
-        # stage 0, the tick's parts: not done yet, then the process beside fell behind
-        # this one (on a busy machine) and the glue (stage 1) waits behind them there:
-        # compiled here then (_warm), not waited for
-        if _stage_done(beside, 0, timeout=0):
+        # the glue (stage 1) is waited for unless the tick's parts (stage 0) are not
+        # compiled yet: the process beside then fell behind this one (a busy machine) and
+        # the glue compiles here (_warm) rather than behind them there
+        if not parts or _stage_done(beside, 0, timeout=0):
             _stage_done(beside, 1)
     except BaseException:
         if beside is not None:
