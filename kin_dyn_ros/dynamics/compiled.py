@@ -743,7 +743,7 @@ def warm_up(compiled):
     from a warm cache too (:func:`queries_ready`).
     With no cache at all, everything compiles here, in memory."""
     t0 = time.perf_counter()
-    parts = _TICK_PARTS if _uncached(_TICK) else ()
+    parts = _TICK_PARTS if _uncached(_TICK) and not _STATE.get("parts_here") else ()
     glue = _uncached(_GLUE)
     later = [_uncached(names) for names, _ in _BACKGROUND]
     later[-1] = later[-1] and later[-1] + _LATER
@@ -864,6 +864,9 @@ def prepare(everything=False):
         return 0.0
     from .computations import KinDynComputations
     t0 = time.perf_counter()
+    # (a set-up waits for every group: the process beside has the longest way, and this
+    #  one idles once its tick is in; the tick's parts compile here then)
+    _STATE["parts_here"] = everything
     kd = KinDynComputations(_WARM_UP_URDF)
     if everything and kd._jit is not None:
         # (this process is idle once the tick's are in: a second process beside the first
