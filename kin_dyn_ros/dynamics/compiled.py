@@ -482,9 +482,16 @@ _TICK = ("tick",)
 # the kernels the tick calls that numba types last in its compile (~5 s of ~12 here), in the
 # reverse order: with an empty cache the process beside compiles them first, while the
 # node's compiles the tick from its start; the tick's typing then loads each from the cache
-# once it is there (:func:`_tick_parts` has the argument types)
-_TICK_PARTS = ("_base_drift_times", "_base_transform", "_forward_dynamics", "_mass_matrix",
-               "_rnea", "_sensor_wrenches")
+# once it is there. Each with the argument types the tick calls it with (:func:`_tick_parts`
+# spells them: int64; f1-f3 and i1-i2, C-contiguous float64 and int64 arrays of 1-3
+# dimensions; numba's literal True; an argument left at its default False)
+_TICK_PARTS = (("_base_drift_times", "int f2 f1 f1"),
+               ("_base_transform", "int f2 f2 True"),
+               ("_forward_dynamics", "i1 f2 f1 f1 f1 int f2 f1"),
+               ("_mass_matrix", "i1 f2 f2 f2 f2"),
+               ("_rnea", "i1 f2 f2 f1 f1 f1 f1 f2 f1"),
+               ("_sensor_wrenches", "f1 i1 f3 i2 f1 f2"),
+               ("_base_transform", "int f2 f2 default"))
 _GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state")
 _CONTACT = ("balance", "support_hull", "polygon_margin", "world_frame_pose", "contact_points")
 _STEADY = ("steady_tick",)
@@ -503,27 +510,22 @@ for _ready in (_CONTACT_READY, _STEADY_READY, _QUERIES_READY):
 
 
 def _tick_parts():
-    """[(name, argument types)] of :data:`_TICK_PARTS` as :func:`.kernels.tick` calls them,
-    in that order (numba's types, its literals included; test_compiled compares them with
-    the tick's calls)."""
+    """[(name, argument types)] of :data:`_TICK_PARTS`, in its order, as numba's types
+    (test_compiled compares them with the tick's calls)."""
     from numba import types
-    f1, f2, f3 = (types.Array(types.float64, dim, "C") for dim in (1, 2, 3))
-    i1, i2 = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
-    rep = types.int64
-    return [("_base_drift_times", (rep, f2, f1, f1)),
-            ("_base_transform", (rep, f2, f2, types.literal(True))),
-            ("_forward_dynamics", (i1, f2, f1, f1, f1, rep, f2, f1)),
-            ("_mass_matrix", (i1, f2, f2, f2, f2)),
-            ("_rnea", (i1, f2, f2, f1, f1, f1, f1, f2, f1)),
-            ("_sensor_wrenches", (f1, i1, f3, i2, f1, f2)),
-            ("_base_transform", (rep, f2, f2, types.Omitted(False)))]
+    spelled = {"int": types.int64, "True": types.literal(True),
+               "default": types.Omitted(False),
+               **{f"f{dim}": types.Array(types.float64, dim, "C") for dim in (1, 2, 3)},
+               **{f"i{dim}": types.Array(types.int64, dim, "C") for dim in (1, 2)}}
+    return [(name, tuple(spelled[word] for word in args.split()))
+            for name, args in _TICK_PARTS]
 
 
 def _warm(compiled, names):
     """Call the kernels ``names`` once each with the argument types of every later call
     (compile those of :data:`_TICK_PARTS` with the tick's argument types; not under
     NUMBA_DISABLE_JIT, where the kernels are Python functions)."""
-    for name, types in _tick_parts() if set(names) & set(_TICK_PARTS) else ():
+    for name, types in _tick_parts():
         if name in names and hasattr(getattr(compiled.k, name), "compile"):
             getattr(compiled.k, name).compile(types)
     h, z, z6 = np.eye(4), np.zeros(compiled.n), np.zeros(6)
@@ -743,7 +745,9 @@ def warm_up(compiled):
     from a warm cache too (:func:`queries_ready`).
     With no cache at all, everything compiles here, in memory."""
     t0 = time.perf_counter()
-    parts = _TICK_PARTS if _uncached(_TICK) and not _STATE.get("parts_here") else ()
+    parts = ()
+    if _uncached(_TICK) and not _STATE.get("parts_here"):
+        parts = tuple(dict.fromkeys(name for name, _ in _TICK_PARTS))
     glue = _uncached(_GLUE)
     later = [_uncached(names) for names, _ in _BACKGROUND]
     later[-1] = later[-1] and later[-1] + _LATER
