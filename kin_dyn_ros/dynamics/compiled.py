@@ -181,6 +181,11 @@ class SingularMassMatrix(ValueError):
     """The mass matrix (or its floating-base block) is singular."""
 
 
+class NonFiniteWrench(ValueError):
+    """An external wrench given to a call holds NaN or inf (the kernel found it; the caller
+    names the frame)."""
+
+
 _SLOTS = tuple(range(7))              # CompiledModel._call's state arguments
 _TICK_SLOTS = (0, 1, 2, 3, 6)         # the tick's: no accelerations
 
@@ -193,6 +198,7 @@ class CompiledModel:
         self.k = kernels
         # (the position calls' kernels: an attribute lookup less in calls of ~1-5 us)
         self._frame_at, self._whole_at = kernels.frame_at_position, kernels.whole_at_position
+        self._bias_at = kernels.bias_at_state
         n, n_frames = model.n, len(model.frame_names)
         self.n, self.n_frames = n, n_frames
         self.mf, self.mi = _packed_floats(kernels, model, gravity), _packed_ints(kernels, model)
@@ -356,10 +362,12 @@ class CompiledModel:
                                    (gravity, frames, wrenches, out))
         if status == self.k.NOT_FINITE:      # names the value, else it was a wrench
             checked_arrays(*self._items((w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau), _SLOTS))
-            raise ValueError("an external wrench contains NaN or inf")
+            raise NonFiniteWrench("an external wrench contains NaN or inf")
         if status == self.k.SINGULAR:
             raise SingularMassMatrix(SINGULAR_BASE)
-        return out if shape is None else out[3:].reshape(shape)
+        if shape is None:
+            return out
+        return out[3:] if len(shape) == 1 else out[3:].reshape(shape)   # (a vector: ~0.15 us)
 
     def whole_at(self, rep, what, w_H_b, s):
         """:meth:`whole` of a quantity at a position (com, mass, gravity, cmm,
@@ -375,6 +383,19 @@ class CompiledModel:
             except (TypeError, ValueError, AttributeError):
                 pass    # (ValueError: the dispatcher on an empty list; AttributeError: a
                 #          list given to the Python kernels of NUMBA_DISABLE_JIT=1)
+        return None
+
+    def bias_at(self, rep, gravity, w_H_b, s, nu, s_dot):
+        """The bias force h (6 + n,) (without gravity: C nu) at (w_H_b, s, nu, s_dot) straight
+        from :func:`.kernels.bias_at_state` (``rep`` an int), or None when that cannot
+        answer (as :meth:`whole_at`): the caller then takes :meth:`whole`."""
+        out = np.empty(6 + self.n)
+        if _QUERIES_READY.is_set():
+            try:
+                if not self._bias_at(self.mf, self.mi, rep, gravity, w_H_b, s, nu, s_dot, out):
+                    return out
+            except (TypeError, ValueError, AttributeError):
+                pass    # (as whole_at)
         return None
 
     def frame(self, rep, what, frame, w_H_b, s, nu=None, s_dot=None):
@@ -495,7 +516,8 @@ _TICK_PARTS = (("_base_drift_times", "int f2 f1 f1"),
 _GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state")
 _CONTACT = ("balance", "support_hull", "polygon_margin", "world_frame_pose", "contact_points")
 _STEADY = ("steady_tick",)
-_QUERIES = ("whole_body", "frame_query", "frame_poses", "frame_at_position", "whole_at_position")
+_QUERIES = ("whole_body", "frame_query", "frame_poses", "frame_at_position", "whole_at_position",
+            "bias_at_state")
 _LATER = ("horizon", "coriolis")
 # what a set-up (:func:`prepare`) compiles in a second process beside the first one's
 # groups: the last of them in the first one's order, those no other kernel calls but horizon
@@ -599,6 +621,9 @@ def _warm(compiled, names):
         size = 6 + compiled.n
         compiled.k.whole_at_position(compiled.mf, compiled.mi, 2, compiled.k.WANT_CMM, h, z,
                                      np.empty((6, size)))
+    if "bias_at_state" in names:
+        compiled.k.bias_at_state(compiled.mf, compiled.mi, 2, True, h, z, z6, z,
+                                 np.empty(6 + compiled.n))
     if "horizon" in names:
         compiled.horizon(2, 1, [0], h[None], z[None], z6[None], z[None])
     if "coriolis" in names:

@@ -33,8 +33,8 @@ from . import horizon
 from .balance import balance, packed_balance
 from .checks import checked_array, checked_arrays
 from .compiled import (EMPTY, NO_FRAMES, NO_TARGETS, NO_WRENCHES, BalanceContacts,
-                       CompiledModel, SingularMassMatrix, contacts_ready, ensure_compiled,
-                       jit_path, jit_status)
+                       CompiledModel, NonFiniteWrench, SingularMassMatrix, contacts_ready,
+                       ensure_compiled, jit_path, jit_status)
 from .contacts import ground_axes
 from .kinematics import (chain_poses, chain_product, forward_pass, joint_quaternions,
                          path_columns, transform_wrench)
@@ -414,6 +414,7 @@ class KinDynComputations:
         self._mimic = MimicJoints(self.model.joints_name_list, self.model.mimic)
         self._keep_kin, self._last_kin = False, None     # see sharing_model
         self._targets = {}          # compute_tick's wrench index arrays (_sensor_wrenches)
+        self._wrench_frames = {}    # the calls' wrench frame indices (_rep_wrenches)
         self._packed = packed_offsets(self.model.n)      # compute_tick's out vector
         self._balance_specs = {}    # _balance_inputs'
         self._balance_held = None   # a _HeldBalance: the arguments of the last wrenches
@@ -763,11 +764,8 @@ class KinDynComputations:
 
     def _rnea(self, w_H_b, s, base_vel, s_dot, base_acc, s_ddot, wrenches, gravity):
         if self._jit is not None:
-            frames, values = self._rep_wrenches(wrenches) if wrenches else (NO_FRAMES,
-                                                                           NO_WRENCHES)
-            return self._jit.whole(self.rep, "rnea", w_H_b, s, base_vel, s_dot, base_acc,
-                                   s_ddot, gravity=gravity is self._g6, frames=frames,
-                                   wrenches=values)
+            return self._whole_with(wrenches, "rnea", w_H_b, s, base_vel, s_dot, base_acc,
+                                    s_ddot, gravity=gravity is self._g6)
         w_H_b, _, kin = self._kin(w_H_b, s)
         base_vel = checked_array("base_vel", base_vel, (6,))
         base_acc = checked_array("base_acc", base_acc, (6,))
@@ -785,12 +783,18 @@ class KinDynComputations:
 
     def bias_force(self, w_H_b, s, base_vel, s_dot):
         """h = C(q, nu) nu + g(q), (6+n,)."""
+        if self._jit is not None and (value := self._jit.bias_at(
+                self._rep_code, True, w_H_b, s, base_vel, s_dot)) is not None:
+            return value
         if (batch := self._batched("bias_forces", w_H_b, s, base_vel, s_dot)) is not None:
             return batch
         return self._rnea(w_H_b, s, base_vel, s_dot, self._zero_6, self._zero_n, None, self._g6)
 
     def coriolis_term(self, w_H_b, s, base_vel, s_dot):
         """C(q, nu) nu, (6+n,): the bias force without gravity."""
+        if self._jit is not None and (value := self._jit.bias_at(
+                self._rep_code, False, w_H_b, s, base_vel, s_dot)) is not None:
+            return value
         return self._rnea(w_H_b, s, base_vel, s_dot, self._zero_6, self._zero_n, None,
                           self._zero_6)
 
@@ -831,23 +835,46 @@ class KinDynComputations:
         singular (degenerate inertia of the whole robot).
         """
         if self._jit is not None:
-            frames, values = self._rep_wrenches(external_wrenches)
-            return self._jit.whole(self.rep, "aba", w_H_b, s, base_vel, s_dot, tau=tau,
-                                   frames=frames, wrenches=values)
+            return self._whole_with(external_wrenches, "aba", w_H_b, s, base_vel, s_dot,
+                                    tau=tau)
         w_H_b, _, kin = self._kin(w_H_b, s)
         base_vel = checked_array("base_vel", base_vel, (6,))
         qd, tau = self._internal("s_dot", s_dot), self._internal("tau", tau)
         wrenches = self._body_wrenches(kin, external_wrenches) if external_wrenches else None
         return self._forward_dynamics(kin, w_H_b, base_vel, qd, tau, wrenches)[0]
 
+    def _whole_with(self, wrenches, what, *state, **given):
+        """:meth:`.CompiledModel.whole` ``what`` at ``state`` with the external ``wrenches``
+        {frame: w (6,) in the representation}; ValueError naming a wrong input, the frame of
+        a wrench that is not finite included."""
+        frames, values = self._rep_wrenches(wrenches)
+        try:
+            return self._jit.whole(self._rep_code, what, *state, frames=frames,
+                                   wrenches=values, **given)
+        except NonFiniteWrench:
+            for frame, w in wrenches.items():           # raises naming it
+                checked_array(f"external wrench on '{frame}'", w, (6,))
+            raise
+
     def _rep_wrenches(self, wrenches):
-        """{frame: w (6,) in the representation} -> (frame indices (k,), values (k, 6))."""
+        """{frame: w (6,) in the representation} -> (frame indices (k,), values (k, 6));
+        ValueError naming an unknown frame or a wrench of a wrong shape. Whether the values
+        are finite is the kernel's to check (~1 us less per call: :meth:`_whole_with`)."""
         if not wrenches:
             return NO_FRAMES, NO_WRENCHES
-        frames = np.array([self._frame(f) for f in wrenches], dtype=np.int64)
-        values = [checked_array(f"external wrench on '{f}'", w, (6,))
-                  for f, w in wrenches.items()]
-        return frames, np.array(values)
+        names = tuple(wrenches)
+        if (frames := self._wrench_frames.get(names)) is None:
+            frames = np.array([self._frame(f) for f in names], dtype=np.int64)
+            if len(self._wrench_frames) < 64:        # (a caller's few sets of contacts)
+                self._wrench_frames[names] = frames
+        try:
+            values = np.array(tuple(wrenches.values()), dtype=np.float64)
+        except (TypeError, ValueError):
+            values = None
+        if values is None or values.shape != (len(names), 6):
+            values = np.array([checked_array(f"external wrench on '{f}'", w, (6,))
+                               for f, w in wrenches.items()])
+        return frames, values
 
     def _forward_dynamics(self, kin, w_H_b, base_vel, qd, tau, body_wrenches):
         """(nu_dot (6+n,), base in the active representation, joints in user order with NaN

@@ -29,6 +29,7 @@ from numba import njit
 __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout", "tick",
            "whole_body", "frame_query", "frame_poses", "world_frame_pose", "scatter_words",
            "merge_joint_state", "merge_layout", "frame_at_position", "whole_at_position",
+           "bias_at_state",
            "BAD_SHAPE",
            "read_stamped", "coriolis", "share_state", "horizon", "horizon_layout", "balance",
            "balance_layout", "NOT_SOLES", "support_hull", "support_layout", "polygon_margin",
@@ -1771,6 +1772,26 @@ def whole_at_position(mf, mi, rep, want, w_H_b, s, out):
     if want and status == OK:
         for i in range(flat.size):
             flat[i] = buf[3 + i]
+    return status
+
+
+@_jit
+def bias_at_state(mf, mi, rep, gravity_on, w_H_b, s, nu, s_dot, out):
+    """:func:`whole_body`'s RNEA at zero accelerations without wrenches, as
+    :func:`whole_at_position`: the bias force h = C(q, nu) nu, + g(q) when ``gravity_on``,
+    (6 + n,) in rep, user joint order, into ``out`` (the answer's shape); BAD_SHAPE for another
+    size, the rates (nu (6,), s_dot (n,)) included. The few arguments of bias_force and
+    coriolis_term (~2 us of Python and dispatch less than :func:`whole_body`'s 15)."""
+    size = 6 + mi[0]
+    if out.shape[0] != size or nu.shape[0] != 6 or s_dot.shape[0] != mi[0]:
+        return BAD_SHAPE
+    buf = np.empty(3 + size)
+    none = s[:0]
+    status = whole_body(mf, mi, rep, WANT_RNEA, w_H_b, s, nu, s_dot, none, none, none,
+                        gravity_on, mi[:0], mf[:0].reshape((0, 6)), buf)
+    if status == OK:
+        for i in range(size):
+            out[i] = buf[3 + i]
     return status
 
 

@@ -170,6 +170,14 @@ def test_a_massless_leaf_is_named_and_nan(pairs):
      "base_vel contains NaN or inf"),                    # (a full state: straight in)
     ("coriolis_term", lambda st: (st.w_H_b, st.s, st.base_vel, st.s_dot[:-1]),
      r"expected s_dot with shape \(32,\), got \(31,\)"),
+    ("rnea", lambda st: (st.w_H_b, st.s, st.base_vel, st.s_dot, st.base_acc, st.s_dot,
+                         {"r_sole": np.ones(6), "l_sole": [0.0, np.nan, 0.0, 0.0, 0.0, 0.0]}),
+     "external wrench on 'l_sole' contains NaN or inf"),    # (the kernel finds it)
+    ("aba", lambda st: (st.w_H_b, st.s, st.base_vel, st.s_dot, st.tau,
+                        {"r_sole": np.ones(6), "l_sole": np.ones(5)}),
+     r"expected external wrench on 'l_sole' with shape \(6,\), got \(5,\)"),
+    ("aba", lambda st: (st.w_H_b, st.s, st.base_vel, st.s_dot, st.tau, {"nowhere": np.ones(6)}),
+     "unknown frame 'nowhere'"),
 ])
 def test_bad_input_raises_the_numpy_cores_message(pairs, call, args, message):
     case, fast, ref = _pair(pairs, "icub", "MIXED")
@@ -305,6 +313,13 @@ def test_the_kernels_refuse_wrong_shapes_before_reading(pairs):
         out[...] = 7.0
         assert k.whole_at_position(jit.mf, jit.mi, 2, want, st.w_H_b, st.s, out) == k.BAD_SHAPE
         assert (out == 7.0).all(), "written before refusing"
+    for nu, s_dot, out in ((st.base_vel, st.s_dot, np.empty(size - 1)),   # bias_at_state
+                           (st.base_vel[:5].copy(), st.s_dot, np.empty(size)),
+                           (st.base_vel, st.s_dot[:-1].copy(), np.empty(size))):
+        out[...] = 7.0
+        assert k.bias_at_state(jit.mf, jit.mi, 2, True, st.w_H_b, st.s, nu, s_dot,
+                               out) == k.BAD_SHAPE
+        assert (out == 7.0).all(), "written before refusing"
 
 
 def test_read_only_strided_and_fortran_inputs_take_the_same_signature(pairs):
@@ -319,6 +334,8 @@ def test_read_only_strided_and_fortran_inputs_take_the_same_signature(pairs):
                  ref.compute_tick(h, s, st.base_vel, st.s_dot, st.tau).com, "com", RTOL)
     assert_close(fast.bias_force(h, s, st.base_vel, s), ref.bias_force(h, s, st.base_vel, s),
                  "bias force", RTOL)
+    assert_close(fast.coriolis_term(h, s, st.base_vel, s),
+                 ref.coriolis_term(h, s, st.base_vel, s), "coriolis term", RTOL)
     fortran = np.asfortranarray(st.w_H_b)          # column-major: copied to row-major
     assert_close(fast.mass_matrix(fortran, st.s), ref.mass_matrix(st.w_H_b, st.s),
                  "mass matrix of a Fortran-ordered w_H_b", RTOL)
@@ -336,7 +353,7 @@ def _dispatchers():
     kernels = jit_path()
     return {name: getattr(kernels, name)
             for name in ("tick", "whole_body", "frame_query", "frame_poses", "frame_at_position",
-                         "whole_at_position")}
+                         "whole_at_position", "bias_at_state")}
 
 
 def test_scatter_words_writes_the_numpy_quaternion_bit_for_bit():
