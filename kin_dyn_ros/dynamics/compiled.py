@@ -199,6 +199,7 @@ class CompiledModel:
         # (the position calls' kernels: an attribute lookup less in calls of ~1-5 us)
         self._frame_at, self._whole_at = kernels.frame_at_position, kernels.whole_at_position
         self._bias_at = kernels.bias_at_state
+        self._frame_index = model.frame_index       # (frame_at's: link name -> index)
         n, n_frames = model.n, len(model.frame_names)
         self.n, self.n_frames = n, n_frames
         self.mf, self.mi = _packed_floats(kernels, model, gravity), _packed_ints(kernels, model)
@@ -414,19 +415,21 @@ class CompiledModel:
         return out.reshape(shape)
 
     def frame_at(self, rep, what, frame, w_H_b, s):
-        """:meth:`frame` at a position (pose, jacobian, relative) straight from
-        :func:`.kernels.frame_at_position` (``rep`` an int, ``w_H_b`` given), or None when
-        that cannot answer: the queries' kernels not loaded yet, arguments not arrays of the
-        compiled types (the dispatcher refuses them) or of the wrong shapes (the kernel
-        does), a NaN or inf. The caller then takes :meth:`frame`, which names what was
-        wrong. These calls take ~1-2 us: no check here that the kernel makes anyway."""
+        """:meth:`frame` at a position (pose, jacobian, relative) of the link named ``frame``
+        straight from :func:`.kernels.frame_at_position` (``rep`` an int, ``w_H_b`` given),
+        or None when that cannot answer: an unknown frame, the queries' kernels not loaded
+        yet, arguments not arrays of the compiled types (the dispatcher refuses them) or of
+        the wrong shapes (the kernel does), a NaN or inf. The caller then takes
+        :meth:`frame`, which names what was wrong. These calls take ~1-2 us: no check here
+        that the kernel makes anyway."""
         want, _, shape = self._frame[what]
         out = np.empty(shape)
         if _QUERIES_READY.is_set():
             try:
-                if not self._frame_at(self.mf, self.mi, rep, want, frame, w_H_b, s, out):
+                if not self._frame_at(self.mf, self.mi, rep, want, self._frame_index[frame],
+                                      w_H_b, s, out):
                     return out
-            except (TypeError, ValueError, AttributeError):
+            except (TypeError, ValueError, AttributeError, KeyError):
                 pass    # (ValueError: the dispatcher on an empty list; AttributeError: a
                 #          list given to the Python kernels of NUMBA_DISABLE_JIT=1)
         return None

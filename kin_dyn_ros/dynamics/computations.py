@@ -597,7 +597,7 @@ class KinDynComputations:
         """World pose of ``frame`` (4, 4), any link of the URDF; (K, 4, 4) for K states
         (``w_H_b`` (K, 4, 4), ``s`` (K, n), as every per-state method: :mod:`.horizon`)."""
         if self._jit is not None and (pose := self._jit.frame_at(
-                self._rep_code, "pose", self._frame(frame), w_H_b, s)) is not None:
+                self._rep_code, "pose", frame, w_H_b, s)) is not None:
             return pose
         if (batch := self._batched("frame_poses", w_H_b, s, frame=frame)) is not None:
             return batch
@@ -627,7 +627,7 @@ class KinDynComputations:
     def jacobian(self, frame, w_H_b, s):
         """Frame Jacobian (6, 6+n): ``v_F = J nu``, both in the active representation."""
         if self._jit is not None and (jac := self._jit.frame_at(
-                self._rep_code, "jacobian", self._frame(frame), w_H_b, s)) is not None:
+                self._rep_code, "jacobian", frame, w_H_b, s)) is not None:
             return jac
         if (batch := self._batched("jacobians", w_H_b, s, frame=frame)) is not None:
             return batch
@@ -644,9 +644,9 @@ class KinDynComputations:
         """(6, n): the joint columns of the Jacobian with the base as world (w_H_b = I), as adam:
         the frame's velocity relative to the base, in the active representation."""
         if self._jit is not None:
-            idx = self._frame(frame)
-            jac = self._jit.frame_at(self._rep_code, "relative", idx, _EYE4, s)
-            return self._jit.frame(self.rep, "relative", idx, None, s) if jac is None else jac
+            if (jac := self._jit.frame_at(self._rep_code, "relative", frame, _EYE4, s)) is None:
+                return self._jit.frame(self.rep, "relative", self._frame(frame), None, s)
+            return jac
         _, columns, cols = self._path(frame, None, s, _ORIGIN)
         jac = np.zeros((6, self.model.n))
         jac[:, cols - 6] = columns

@@ -277,6 +277,19 @@ def _compose12(a, b):
 
 
 @_inline
+def _motion_back12(h, m):
+    """B_X_A m: the motion vector m = [v; w] (6-tuple) in A, in B, for h = A_H_B
+    (w_B = R^T w, v_B = R^T (v - p x w))."""
+    x, y, z = h[3], h[7], h[11]
+    u0 = m[0] - (y * m[5] - z * m[4])
+    u1 = m[1] - (z * m[3] - x * m[5])
+    u2 = m[2] - (x * m[4] - y * m[3])
+    return (h[0] * u0 + h[4] * u1 + h[8] * u2, h[1] * u0 + h[5] * u1 + h[9] * u2,
+            h[2] * u0 + h[6] * u1 + h[10] * u2, h[0] * m[3] + h[4] * m[4] + h[8] * m[5],
+            h[1] * m[3] + h[5] * m[4] + h[9] * m[5], h[2] * m[3] + h[6] * m[4] + h[10] * m[5])
+
+
+@_inline
 def _motion12(h, m):
     """A_X_B m: the motion vector m = [v; w] (6-tuple) in B, in A, for h = A_H_B."""
     w0 = h[0] * m[3] + h[1] * m[4] + h[2] * m[5]
@@ -1743,14 +1756,92 @@ def frame_query(mf, mi, rep, want, frame, w_H_b, s, nu, s_dot, out):
 
 @_jit
 def frame_at_position(mf, mi, rep, want, frame, w_H_b, s, out):
-    """:func:`frame_query` of one quantity at a position into ``out`` (its 2-D shape):
-    the few arguments of a call that costs ~1 us (numba's dispatch ~30 ns per argument).
-    Its own copy of the query (inlined: no call between compiled functions, whose array
-    arguments cost ~0.15 us here); ``s`` as the rates, which a position's quantities do not
-    read."""
-    if want & WANT_JDOT:
+    """One quantity of :func:`frame_query` at a position into ``out`` (its 2-D shape): the
+    world pose (4, 4) (``want`` WANT_POSE), the Jacobian (6, 6 + n) (WANT_JACOBIAN) or the
+    relative Jacobian (6, n) (WANT_RELATIVE); the few arguments of a call that costs ~1-2 us.
+    It walks from the frame up to the base composing body_H_F, each joint's column first in
+    F into ``out``, then all of them into T at once: no scratch array (two allocations are
+    ~0.1 us here). Returns OK, NOT_FINITE, or BAD_SHAPE for another request, w_H_b not
+    (4, 4), s not (n,) or ``out`` not of the answer's size."""
+    n = mi[0]
+    width = 6 + n if want == WANT_JACOBIAN else n
+    if w_H_b.shape != (4, 4) or s.shape[0] != n or out.size != (
+            16 if want == WANT_POSE else 6 * width if want in (WANT_JACOBIAN, WANT_RELATIVE)
+            else -1):
         return BAD_SHAPE
-    return _frame_query(mf, mi, rep, want, frame, w_H_b, s, s, s, out.reshape(out.size))
+    total = 0.0
+    for i in range(4):
+        for j in range(4):
+            total += w_H_b[i, j]
+    for x in s:
+        total += x
+    if not np.isfinite(total):
+        return NOT_FINITE
+    flat = out.reshape(out.size)
+    relative = want == WANT_RELATIVE
+    body_h_f = _frame_up(mf, mi, frame, s, flat, want != WANT_POSE, 0 if relative else 6,
+                         width)
+    if relative:
+        c_h_f, p = body_h_f, (0.0, 0.0, 0.0)
+    else:
+        c_h_f = _compose12((w_H_b[0, 0], w_H_b[0, 1], w_H_b[0, 2], 0.0, w_H_b[1, 0],
+                            w_H_b[1, 1], w_H_b[1, 2], 0.0, w_H_b[2, 0], w_H_b[2, 1],
+                            w_H_b[2, 2], 0.0), body_h_f)
+        p = (w_H_b[0, 3], w_H_b[1, 3], w_H_b[2, 3])
+    if want == WANT_POSE:
+        for i in range(3):
+            for j in range(4):
+                flat[4 * i + j] = c_h_f[4 * i + j] + (p[i] if j == 3 else 0.0)
+        flat[12] = flat[13] = flat[14] = 0.0
+        flat[15] = 1.0
+        return OK
+    thc = _rep_pose12(rep, c_h_f, p)
+    _columns_to(_compose12(thc, c_h_f), mi, mi[int_layout(n, mi[1])[3] + frame], flat,
+                0 if relative else 6, width)
+    if not relative:
+        for c in range(6):
+            column = _motion12(thc, _base_column(rep, w_H_b, c, p))
+            for e in range(6):
+                flat[e * width + c] = column[e]
+    return OK
+
+
+@_inline
+def _frame_up(mf, mi, frame, s, flat, columns, first, width):
+    """base_H_F of frame index ``frame`` at joint positions ``s`` (user order), composed
+    from F up to the base; with ``columns``, ``flat`` (6, width) row-major := 0 but, at
+    column first + its user index, each joint's screw in F (F_X_body S)."""
+    n = mi[0]
+    if columns:
+        flat[:] = 0.0
+    b = mi[int_layout(n, mi[1])[3] + frame]
+    pose = _load12(mf, float_layout(n, mi[1])[3] + 16 * frame)          # body_H_F
+    while b > 0:
+        k = b - 1
+        if columns:
+            column = _motion_back12(pose, _load6(mf, 64 * n + 6 * k))
+            c = first + mi[3 + n + k]
+            for e in range(6):
+                flat[e * width + c] = column[e]
+        pose = _compose12(_local12(mf, k, s[mi[3 + n + k]]), pose)
+        b = mi[2 + b]
+    return pose
+
+
+@_inline
+def _columns_to(t_h_f, mi, body, flat, first, width):
+    """The joint columns :func:`_frame_up` wrote in F (those of the joints from ``body`` up
+    to the base), into T: T_X_F each."""
+    n = mi[0]
+    b = body
+    while b > 0:
+        c = first + mi[3 + n + b - 1]
+        column = _motion12(t_h_f, (flat[c], flat[width + c], flat[2 * width + c],
+                                   flat[3 * width + c], flat[4 * width + c],
+                                   flat[5 * width + c]))
+        for e in range(6):
+            flat[e * width + c] = column[e]
+        b = mi[2 + b]
 
 
 @_jit
