@@ -16,7 +16,7 @@ from oracles import assert_close, core_representation, make_case, random_state
 from kin_dyn_ros.dynamics import KinDynComputations
 from kin_dyn_ros.dynamics import contacts as contacts_module
 from kin_dyn_ros.dynamics.compiled import (EMPTY, NO_BALANCING, compiled_kernels, jit_path,
-                                           jit_status)
+                                           jit_status, queries_ready)
 from kin_dyn_ros.dynamics.contacts import Contact, ground_axes, hull_support
 
 pytestmark = pytest.mark.skipif(
@@ -42,6 +42,7 @@ def pairs(model_cases):
         joints = case.core_joints
         out[name] = (case, KinDynComputations(case.urdf, joints, compiled=True),
                      KinDynComputations(case.urdf, joints, compiled=False))
+    assert queries_ready(timeout=600)       # (the position calls' kernels: frame_at below)
     return out
 
 
@@ -103,6 +104,9 @@ def test_frame_calls_match_the_numpy_core(pairs, name, rep):
                                ("jacobian_dot", (st.w_H_b, st.s, st.base_vel, st.s_dot))):
                 assert_close(getattr(fast, call)(frame, *args), getattr(ref, call)(frame, *args),
                              f"{call}({frame}) on {name} {rep}", RTOL)
+            for what in ("pose", "jacobian"):   # (these went straight to frame_at_position)
+                assert fast._jit.frame_at(fast._rep_code, what, frame, st.w_H_b,
+                                          st.s) is not None, f"{what}({frame}) not straight in"
 
 
 @pytest.mark.parametrize("name", NAMES)
