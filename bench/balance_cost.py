@@ -45,7 +45,10 @@ def reader_main(priority=0):
     ``priority`` with its middleware's threads when > 0, as that receiver) of the node, or of
     the --floor node in NAMESPACE, wait until each is matched with its publisher and print
     "started"; on "stop" drop the subscriptions and print {output: [[stamp ns, received ns],
-    ...]} as JSON. Ends with stdin."""
+    ...]} as JSON. Ends with stdin. Its node (and so its DDS participant) lives as long as
+    the process: one made per run joined the graph during the run, and a participant
+    joining can hold the receptions for ~0.3 s (docs/performance.md, "A participant
+    joining")."""
     import rclpy
     from rclpy.qos import QoSProfile
     from kin_dyn_ros.node.outputs import NO_SUBSCRIPTION_EVENTS
@@ -53,14 +56,14 @@ def reader_main(priority=0):
     from kin_dyn_ros.node.sensor_thread import SensorThread
 
     rclpy.init()
+    node = rclpy.create_node('kin_dyn_bench_balance_reader', start_parameter_services=False)
     print('ready', flush=True)
-    node = thread = records = None
+    thread = records = None
+    subs = []
     for line in sys.stdin:
         words = line.split()
         if words[:1] == ['go']:
             namespace = words[1] if len(words) > 1 else ''
-            node = rclpy.create_node('kin_dyn_bench_balance_reader',
-                                     start_parameter_services=False)
             thread = SensorThread(node, lambda sub, exc: print(repr(exc), file=sys.stderr),
                                   realtime=(priority, ()))
             records = {key: [] for key in BALANCE_OUTPUTS}
@@ -79,8 +82,10 @@ def reader_main(priority=0):
             print('started', flush=True)
         elif line.strip() == 'stop':
             thread.stop()
-            node.destroy_node()
+            for sub in subs:
+                node.destroy_subscription(sub)
             print(json.dumps(records), flush=True)
+    node.destroy_node()
     rclpy.try_shutdown()
 
 
