@@ -86,6 +86,8 @@ def test_whole_body_calls_match_the_numpy_core(pairs, name, rep):
                 ("aba", (h, s, v, sd, st.tau, wrenches))):
             _close(getattr(fast, call)(*args), getattr(ref, call)(*args),
                    f"{call} on {name} {rep}")
+        for gravity in (True, False):       # (bias_force, coriolis_term: straight in)
+            assert fast._jit.bias_at(fast._rep_code, gravity, h, s, v, sd) is not None
         if not name.startswith("leaf"):     # M is singular with a massless leaf
             m_inv = ref.inverse_mass_matrix(h, s)
             assert_close(fast.inverse_mass_matrix(h, s) / np.abs(m_inv).max(),
@@ -104,8 +106,9 @@ def test_frame_calls_match_the_numpy_core(pairs, name, rep):
                                ("jacobian_dot", (st.w_H_b, st.s, st.base_vel, st.s_dot))):
                 assert_close(getattr(fast, call)(frame, *args), getattr(ref, call)(frame, *args),
                              f"{call}({frame}) on {name} {rep}", RTOL)
-            for what in ("pose", "jacobian"):   # (these went straight to frame_at_position)
-                assert fast._jit.frame_at(fast._rep_code, what, frame, st.w_H_b,
+            for what, pose in (("pose", st.w_H_b), ("jacobian", st.w_H_b),
+                               ("relative", np.eye(4))):    # (straight to frame_at_position)
+                assert fast._jit.frame_at(fast._rep_code, what, frame, pose,
                                           st.s) is not None, f"{what}({frame}) not straight in"
 
 
