@@ -367,12 +367,20 @@ class PreparedTick:
                                           self.values, contacts, threshold, self._targets)
 
 
-def _checked_wrench(link, w):
-    """The wrench ``w`` on ``link`` as a finite (6,) float array; ValueError naming it."""
+def _checked_wrench(link, w, what="wrench"):
+    """The wrench ``w`` on ``link`` as a finite (6,) float array; ValueError naming it
+    (``what`` on '``link``')."""
     w = np.asarray(w, dtype=float)
     if w.shape != (6,) or not math.isfinite(w.sum()):
-        w = checked_array(f"wrench on '{link}'", w, (6,))    # raises, naming what is wrong
+        w = checked_array(f"{what} on '{link}'", w, (6,))    # raises, naming what is wrong
     return w
+
+
+def _checked_external(wrenches):
+    """The external wrenches {frame: w (6,)} as a finite (k, 6) float array; ValueError
+    naming the first wrong one."""
+    return np.array([_checked_wrench(frame, w, "external wrench")
+                     for frame, w in wrenches.items()])
 
 
 class KinDynComputations:
@@ -554,7 +562,7 @@ class KinDynComputations:
         out = np.zeros((len(self.model.parent), 6))
         for frame, w in (wrenches or {}).items():
             idx = self._frame(frame)
-            w = checked_array(f"external wrench on '{frame}'", w, (6,))
+            w = _checked_wrench(frame, w, "external wrench")
             x = frame_transform(self.rep, self._c_pose(kin, idx), kin.base_position)
             out[self.model.frame_body[idx]] += x.T @ w
         return out
@@ -852,8 +860,7 @@ class KinDynComputations:
             return self._jit.whole(self._rep_code, what, *state, frames=frames,
                                    wrenches=values, **given)
         except NonFiniteWrench:
-            for frame, w in wrenches.items():           # raises naming it
-                checked_array(f"external wrench on '{frame}'", w, (6,))
+            _checked_external(wrenches)                 # raises naming it
             raise
 
     def _rep_wrenches(self, wrenches):
@@ -872,8 +879,7 @@ class KinDynComputations:
         except (TypeError, ValueError):
             values = None
         if values is None or values.shape != (len(names), 6):
-            values = np.array([checked_array(f"external wrench on '{f}'", w, (6,))
-                               for f, w in wrenches.items()])
+            values = _checked_external(wrenches)        # raises naming the wrong one
         return frames, values
 
     def _forward_dynamics(self, kin, w_H_b, base_vel, qd, tau, body_wrenches):

@@ -178,6 +178,16 @@ def _times6(t, v, out):
             + t[i, 4] * v[4] + t[i, 5] * v[5]
 
 
+@_inline
+def _pose_total(w_H_b):
+    """The sum of the 16 numbers of w_H_b (4, 4) in row order: NaN or inf when one is."""
+    total = 0.0
+    for i in range(4):
+        for j in range(4):
+            total += w_H_b[i, j]
+    return total
+
+
 @_jit
 def _finite(a):
     total = 0.0
@@ -1459,10 +1469,7 @@ def whole_body(mf, mi, rep, want, w_H_b, s, nu, s_dot, nu_dot, s_ddot, tau, grav
             or s_ddot.shape[0] not in (0, n) or tau.shape[0] not in (0, n) \
             or wrenches.shape[0] != frames.shape[0]:
         return BAD_SHAPE
-    total = 0.0                            # NaN or inf anywhere: the sum is not finite
-    for i in range(4):
-        for j in range(4):
-            total += w_H_b[i, j]
+    total = _pose_total(w_H_b)             # NaN or inf anywhere: the sum is not finite
     for a in (s, nu, s_dot, nu_dot, s_ddot, tau):
         for x in a:
             total += x
@@ -1676,10 +1683,7 @@ def _frame_query(mf, mi, rep, want, frame, w_H_b, s, nu, s_dot, out):
     if w_H_b.shape != (4, 4) or s.shape[0] != n or want & WANT_JDOT and (
             nu.shape[0] != 6 or s_dot.shape[0] != n):
         return BAD_SHAPE
-    total = 0.0
-    for i in range(4):
-        for j in range(4):
-            total += w_H_b[i, j]
+    total = _pose_total(w_H_b)
     for a in (s, nu, s_dot):
         for x in a:
             total += x
@@ -1769,10 +1773,7 @@ def frame_at_position(mf, mi, rep, want, frame, w_H_b, s, out):
             16 if want == WANT_POSE else 6 * width if want in (WANT_JACOBIAN, WANT_RELATIVE)
             else -1):
         return BAD_SHAPE
-    total = 0.0
-    for i in range(4):
-        for j in range(4):
-            total += w_H_b[i, j]
+    total = _pose_total(w_H_b)
     for x in s:
         total += x
     if not np.isfinite(total):
@@ -1855,15 +1856,9 @@ def whole_at_position(mf, mi, rep, want, w_H_b, s, out):
     flat = out.reshape(out.size)
     if flat.size != _whole_size(want, size) - (3 if want else 0):
         return BAD_SHAPE
-    buf = flat if want == 0 else np.empty(3 + flat.size)
     none = s[:0]
     gravity = n >= 0          # (a bool, not numba's literal True: the Python calls' whole_body)
-    status = whole_body(mf, mi, rep, want, w_H_b, s, none, none, none, none, none, gravity,
-                        mi[:0], mf[:0].reshape((0, 6)), buf)
-    if want and status == OK:
-        for i in range(flat.size):
-            flat[i] = buf[3 + i]
-    return status
+    return _whole_one(mf, mi, rep, want, w_H_b, s, none, none, gravity, flat)
 
 
 @_jit
@@ -1876,13 +1871,21 @@ def bias_at_state(mf, mi, rep, gravity_on, w_H_b, s, nu, s_dot, out):
     size = 6 + mi[0]
     if out.shape[0] != size or nu.shape[0] != 6 or s_dot.shape[0] != mi[0]:
         return BAD_SHAPE
-    buf = np.empty(3 + size)
+    return _whole_one(mf, mi, rep, WANT_RNEA, w_H_b, s, nu, s_dot, gravity_on, out)
+
+
+@_inline
+def _whole_one(mf, mi, rep, want, w_H_b, s, nu, s_dot, gravity_on, flat):
+    """:func:`whole_body` at (w_H_b, s) with the rates (nu, s_dot) (empty: none), no
+    accelerations or wrenches: its one quantity ``want`` alone in ``flat`` (1-D, of that
+    quantity's size; the CoM (3,) for ``want`` 0). Its status."""
+    buf = flat if want == 0 else np.empty(3 + flat.size)
     none = s[:0]
-    status = whole_body(mf, mi, rep, WANT_RNEA, w_H_b, s, nu, s_dot, none, none, none,
-                        gravity_on, mi[:0], mf[:0].reshape((0, 6)), buf)
-    if status == OK:
-        for i in range(size):
-            out[i] = buf[3 + i]
+    status = whole_body(mf, mi, rep, want, w_H_b, s, nu, s_dot, none, none, none, gravity_on,
+                        mi[:0], mf[:0].reshape((0, 6)), buf)
+    if want and status == OK:
+        for i in range(flat.size):
+            flat[i] = buf[3 + i]
     return status
 
 
