@@ -39,7 +39,8 @@ __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMass
            "contacts_ready", "contact_kernels",
            "BalanceContacts",
            "inputs", "compiled_kernels", "EMPTY",
-           "NO_TARGETS", "NO_FRAMES", "NO_WRENCHES", "NO_BALANCING", "NO_BALANCE_PACK"]
+           "NO_TARGETS", "NO_FRAMES", "NO_WRENCHES", "NO_BALANCING", "NO_BALANCE_PACK",
+           "no_balancing", "direct", "direct_arrays"]
 
 _FALSE = ("0", "false", "no", "off")
 COMPILE_BESIDE_S = 300.0    # at most this long for the other process's compilation
@@ -146,6 +147,15 @@ NO_BALANCE_PACK = (NO_FRAMES, np.zeros(8, np.uint8), NO_FRAMES, NO_FRAMES, NO_TA
 NO_BALANCING = (NO_FRAMES, NO_FRAMES, NO_WRENCHES, np.zeros(0, np.bool_), np.zeros((0, 3)),
                 np.zeros((0, 3)), np.zeros(0, np.bool_), np.zeros((0, 3)),
                 np.zeros(1, np.int64), 0.0, 0.0, 0.0, *NO_BALANCE_PACK, np.zeros(2, np.int64))
+
+
+def no_balancing(kernels):
+    """:func:`.kernels.steady_balancing` of :data:`NO_BALANCING` (``kernels``: the compiled
+    module), made once per process."""
+    made = _STATE.get("no balancing")
+    if made is None:
+        made = _STATE["no balancing"] = kernels.steady_balancing(NO_BALANCING)
+    return made
 
 
 class BalanceContacts:
@@ -518,7 +528,8 @@ _TICK_PARTS = (("_base_drift_times", "int f2 f1 f1"),
                ("_base_transform", "int f2 f2 default"))
 _GLUE = ("scatter_words", "merge_joint_state", "read_stamped", "share_state")
 _CONTACT = ("balance", "support_hull", "polygon_margin", "world_frame_pose", "contact_points")
-_STEADY = ("steady_tick",)
+_STEADY = ("steady_arguments", "steady_balancing", "steady_results_layout",
+           "steady_tick")
 _QUERIES = ("whole_body", "frame_query", "frame_poses", "frame_at_position", "whole_at_position",
             "bias_at_state")
 _LATER = ("horizon", "coriolis")
@@ -560,13 +571,14 @@ def _warm(compiled, names):
         n, none = compiled.n, np.zeros(0, np.int64)   # as bytes, here none to merge)
         buf, pairs, raw = np.zeros(8, np.uint8), np.zeros((1, 2), np.intp), np.zeros(8, np.uint8)
         flags, words = np.zeros(n, np.bool_), np.zeros(7 + 22 + 2 * n)
-        compiled.k.steady_tick(
-            b"", none, raw, raw, raw.view(np.float64), flags, flags, np.zeros(2, np.int64), 0,
-            0, 0, compiled.mf, compiled.mi, 2, h, np.zeros((3, n)), z6, np.empty((2, n)),
-            NO_TARGETS, _EMPTY, np.empty(22 * n + 19), np.empty((n + 1, 4, 4)), np.empty(1),
-            np.zeros(2, np.int64), True, False, 0.1, True, words, 7, 1, 0, buf, NO_FRAMES,
-            NO_FRAMES, pairs, np.zeros((2, 0), np.int64), np.zeros((2, 0)), _EMPTY,
-            NO_BALANCING)
+        size, k = 22 * n + 19, compiled.k
+        fixed = k.steady_arguments(
+            none, raw, raw, raw.view(np.float64), flags, flags, np.zeros(2, np.int64),
+            compiled.mf, compiled.mi, 2, np.zeros((3, n)), NO_TARGETS, np.zeros(2, np.int64),
+            True, False, 0.1, True, words, 7, 1, 0, buf, NO_FRAMES, NO_FRAMES, pairs,
+            np.zeros((2, 0), np.int64), np.zeros((2, 0)), size, n + 1)
+        end = k.steady_results_layout(size, n + 1, 1, n)[-1]
+        k.steady_tick(b"", 0, 0, 0, fixed, h, z6, _EMPTY, np.empty(end), no_balancing(k))
     if "frame_poses" in names:
         compiled.frame_poses(np.zeros((compiled.n + 1, 4, 4)), np.zeros(3))
     if "scatter_words" in names:
@@ -744,6 +756,33 @@ def queries_ready(timeout=None):
     them (:func:`warm_up`); :func:`jit_status`'s ``queries_seconds`` then says how long
     they took after the tick's."""
     return _QUERIES_READY.wait(timeout)
+
+
+def direct(kernel):
+    """(the compiled code of ``kernel``'s one signature, called without numba's dispatch,
+    that signature's argument types); None when it has not exactly one (or runs as Python,
+    NUMBA_DISABLE_JIT). The dispatch types every argument (a StructRef's in Python code):
+    ~1.3 us of the steady tick's ~1.9 us call warm, ~5-7 us in a node at 1 kHz. Not a
+    TypeError but memory misread for an argument of another type: a caller checks what it
+    passes (:func:`direct_arrays`; a StructRef's ``_numba_type_`` is the signature's)."""
+    overloads = getattr(kernel, "overloads", None)
+    if not overloads or len(overloads) != 1:
+        return None
+    (signature, made), = overloads.items()
+    return made.entry_point, signature
+
+
+def direct_arrays(*arrays):
+    """Whether each of (array, ndim) ``arrays`` is what a kernel's signature takes for it
+    (an aligned, writable, C-contiguous float64 ndarray of that many dimensions), so that
+    :func:`direct`'s call may take it."""
+    for a, ndim in arrays:
+        if type(a) is not np.ndarray or a.dtype != _F64 or a.ndim != ndim:
+            return False
+        flags = a.flags
+        if not (flags.c_contiguous and flags.writeable and flags.aligned):
+            return False
+    return True
 
 
 def steady_ready(timeout=0.0):

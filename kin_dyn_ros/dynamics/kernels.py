@@ -22,9 +22,11 @@ core to ~1e-15 relative.
 """
 
 import os
+from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from numba import config, njit, types
+from numba.experimental import structref
 
 __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout", "tick",
            "whole_body", "frame_query", "frame_poses", "world_frame_pose", "scatter_words",
@@ -36,7 +38,8 @@ __all__ = ["OK", "NOT_FINITE", "SINGULAR", "UNREAD", "float_layout", "int_layout
            "WANT_MASS", "WANT_RNEA", "WANT_GRAVITY", "WANT_CMM", "WANT_ABA", "WANT_MINV", "WANT_COMJ",
            "WANT_POSE", "WANT_JACOBIAN", "WANT_JDOT", "WANT_RELATIVE", "steady_tick",
            "STALE", "contact_points", "contact_points_layout", "NOT_NEWER",
-           "MERGED"]
+           "MERGED", "steady_arguments", "steady_balancing", "steady_results_layout",
+           "STEADY_FIELDS"]
 
 OK, NOT_FINITE, SINGULAR, BAD_SHAPE = 0, 1, 2, 3
 MIXED, BODY, INERTIAL = 2, 1, 0                       # Representations' values
@@ -60,6 +63,7 @@ _jit = njit(cache=os.environ.get("KIN_DYN_JIT_CACHE", "1") != "0", nogil=True,
 # view reference-counted), more than the arithmetic; _poses took 3.5 us for iCub's 32 joints
 # with calls, 1.3 inlined.
 _inline = njit(nogil=True, error_model="numpy", inline="always")
+_DISABLED = config.DISABLE_JIT      # (NUMBA_DISABLE_JIT=1: the kernels run as Python)
 
 
 # ----------------------------------------------------------------------------- layout
@@ -2484,43 +2488,121 @@ NOT_NEWER = 6      # steady_tick: a JointState's stamp not after the last tick's
 MERGED = 7         # steady_tick: a JointState merged, but the tick failed (the caller ticks it)
 
 
+# steady_tick's arguments that stay from one tick to the next, held by one object
+# (:class:`SteadyArguments`, made by :func:`steady_arguments`): each argument of a call from
+# Python costs ~0.1 us to dispatch and unbox warm (an array's a reference-counted struct
+# made and freed), ~3 times that in a node at 1 kHz, caches cold; a StructRef ~0.7 us
+# whatever it holds. The merge's (:func:`merge_joint_state`: layout ... merged), the
+# model's (mf, mi, rep), the merged ``values``, the wrenches' ``targets``, the ``stamps``,
+# how the messages are written (with_pose, with_odometry, timeout, fd), the shared state's
+# (words, header, generation, code), the scatter's (buf, sources, places, pairs), the mimic
+# joints' (mimic, factors) and the ``results``' layout (size of out, bodies of poses).
+STEADY_FIELDS = ("layout", "expected", "raw", "block", "received", "effort_received",
+                 "merged", "mf", "mi", "rep", "values", "targets", "stamps", "with_pose",
+                 "with_odometry", "timeout", "fd", "words", "header", "generation", "code",
+                 "buf", "sources", "places", "pairs", "mimic", "factors", "size", "bodies")
+
+if _DISABLED:               # (the kernels run as Python: any object with these fields)
+    SteadyArguments = namedtuple("SteadyArguments", STEADY_FIELDS)
+    SteadyBalancing = namedtuple("SteadyBalancing", ("parts",))
+else:
+    @structref.register
+    class _SteadyArgumentsType(types.StructRef):
+        def preprocess_fields(self, fields):
+            return tuple((name, types.unliteral(t)) for name, t in fields)
+
+    class SteadyArguments(structref.StructRefProxy):
+        """:func:`steady_tick`'s ``fixed`` (:data:`STEADY_FIELDS`), opaque to Python."""
+
+    structref.define_proxy(SteadyArguments, _SteadyArgumentsType, STEADY_FIELDS)
+
+    @structref.register
+    class _SteadyBalancingType(types.StructRef):
+        def preprocess_fields(self, fields):
+            return tuple((name, types.unliteral(t)) for name, t in fields)
+
+    class SteadyBalancing(structref.StructRefProxy):
+        """:func:`steady_tick`'s ``balancing``: the tuple ``parts``, opaque to Python."""
+
+    structref.define_proxy(SteadyBalancing, _SteadyBalancingType, ("parts",))
+
+
 @_jit
-def steady_tick(data, layout, expected, raw, block, received, effort_received, merged,
-                last_ns, since_ns, until_ns, mf, mi, rep, w_H_b, values, nu, state, targets,
-                wrenches, out, poses, ages, stamps, with_pose, with_odometry, timeout, fd, words,
-                header, generation, code, buf, sources, places, pairs, mimic, factors, balanced,
+def steady_arguments(layout, expected, raw, block, received, effort_received, merged, mf, mi,
+                     rep, values, targets, stamps, with_pose, with_odometry, timeout, fd,
+                     words, header, generation, code, buf, sources, places, pairs, mimic,
+                     factors, size, bodies):
+    """:func:`steady_tick`'s ``fixed``: these, as :data:`STEADY_FIELDS` names them (arrays
+    held, not copied: ``values`` and ``stamps`` are read at each call)."""
+    return SteadyArguments(layout, expected, raw, block, received, effort_received, merged,
+                           mf, mi, rep, values, targets, stamps, with_pose, with_odometry,
+                           timeout, fd, words, header, generation, code, buf, sources,
+                           places, pairs, mimic, factors, size, bodies)
+
+
+@_jit
+def steady_balancing(parts):
+    """:func:`steady_tick`'s ``balancing``: the tuple ``parts`` (:func:`_steady_balance`'s)
+    held."""
+    return SteadyBalancing(parts)
+
+
+@_jit
+def steady_results_layout(size, bodies, count, n):
+    """Offsets in :func:`steady_tick`'s ``results`` of the poses, ages, state and balance
+    outputs (after the out, from 0): (poses, ages, state, balanced)."""
+    poses = size
+    ages = poses + 16 * bodies
+    state = ages + count
+    return poses, ages, state, state + 2 * n
+
+
+@_jit
+def steady_tick(data, last_ns, since_ns, until_ns, fixed, w_H_b, nu, wrenches, results,
                 balancing):
     """A node's tick in one call: :func:`tick`, its state into shared memory
     (:func:`share_state`) and its numbers into a buffer of serialised messages
     (:func:`scatter_words`), for a tick whose inputs keep their layout; with a JointState
-    (``data`` not empty), that JointState merged first.
+    (``data`` not empty), that JointState merged first. ``fixed``: the arguments that stay
+    (:func:`steady_arguments`, :data:`STEADY_FIELDS`, used below by their names); ``w_H_b``,
+    ``nu`` and ``wrenches`` (:func:`tick`'s) those renewed with odometry and wrenches.
+
+    ``results`` (float64) gets, at :func:`steady_results_layout`'s offsets, the tick's
+    ``out`` (``size``) and ``poses`` (``bodies``, 4, 4) (:func:`tick`'s), the ``ages`` (k + 1,)
+    of its inputs, its ``state`` (2, n) (s and s_dot) and, when longer than that, its
+    balance outputs ``balanced``.
 
     ``values`` (3, n): joint positions, velocities and efforts (user order), the first two
-    copied into ``state`` (2, n) (the tick's s and s_dot) with each mimic joint
-    ``mimic[0, j]`` set from its master ``mimic[1, j]`` (position ``f[0] q + f[1]``,
-    velocity ``f[0] dq``, ``f = factors[:, j]``); the efforts the torques of forward
-    dynamics only with ``fd``. ``stamps`` (int64, 2 + k): the tick's stamp, the odometry's
-    and each wrench's [ns]; ``ages`` (1 + k,) gets the odometry's age (0 without
-    ``with_odometry``) and each wrench's [s], ``(tick - input) * 1e-9``; a wrench whose age
-    is not within ``timeout`` [s] returns STALE before anything is written. Then
-    :func:`tick` (its status returned when not OK); then, when ``words`` is not empty, the
-    state with the sequence word ``words[0]`` odd while writing and even after; then the
-    per-tick messages in ``buf`` (uint8): float64 word ``places[i]`` = element
-    ``sources[i]`` of ``out``, the pose of ``w_H_b`` (only ``with_pose``) and the ages
-    (only with ``fd``), each row of ``pairs`` the stamp's (sec modulo 2**32, nanosec) as
-    32-bit words.
+    copied into ``state`` with each mimic joint ``mimic[0, j]`` set from its master
+    ``mimic[1, j]`` (position ``f[0] q + f[1]``, velocity ``f[0] dq``, ``f = factors[:, j]``);
+    the efforts the torques of forward dynamics only with ``fd``. ``stamps`` (int64, 2 + k):
+    the tick's stamp, the odometry's and each wrench's [ns]; ``ages`` gets the odometry's
+    age (0 without ``with_odometry``) and each wrench's [s], ``(tick - input) * 1e-9``; a
+    wrench whose age is not within ``timeout`` [s] returns STALE before anything is
+    written. Then :func:`tick` (its status returned when not OK); then, when ``words`` is
+    not empty, the state with the sequence word ``words[0]`` odd while writing and even
+    after; then the per-tick messages in ``buf`` (uint8): float64 word ``places[i]`` =
+    element ``sources[i]`` of ``out``, the pose of ``w_H_b`` (only ``with_pose``) and the
+    ages (only with ``fd``), each row of ``pairs`` the stamp's (sec modulo 2**32, nanosec)
+    as 32-bit words.
 
     With ``data`` (a JointState's CDR bytes), ``stamps[0]`` gets its stamp [ns] and it is
     merged into ``values`` by :func:`merge_joint_state` (``layout``, ``expected``, ``raw``,
     ``block``, ``received``, ``effort_received``; ``merged`` (2,) gets its stamp's sec and
     nanosec) before the tick. It returns OK; or, with nothing changed: NOT_NEWER (the
     stamp is 0, not after ``last_ns``, the last tick's, or not in [``since_ns``,
-    ``until_ns``): the stamps whose inputs the caller's arguments are), STALE,
-    UNREAD or NOT_FINITE (the merge's); or MERGED: merged, but the tick failed (the caller
-    ticks it). Without, the merge's arguments are not read (empty arrays will do).
+    ``until_ns``): the stamps whose inputs the caller's arguments are), STALE, BAD_SHAPE
+    (``results`` too short, ``values`` not (3, n)), UNREAD or NOT_FINITE (the merge's); or
+    MERGED: merged, but the tick failed (the caller ticks it). Without, the merge's
+    arguments are not read (empty arrays will do).
 
     With ``balanced`` not empty, the tick's balance outputs too (:func:`_steady_balance`:
-    ``balancing`` as it says); without, ``balancing`` is not read (:data:`NO_BALANCING`)."""
+    ``balancing.parts`` as it says); without, ``balancing`` is not read (that of
+    :data:`.compiled.NO_BALANCING`)."""
+    a = fixed
+    n, stamps = a.mi[0], a.stamps
+    at_poses, at_ages, at_state, at_balanced = steady_results_layout(
+        a.size, a.bodies, stamps.shape[0] - 1, n)
     if len(data) > 0:
         if len(data) < 12:
             return UNREAD
@@ -2530,44 +2612,53 @@ def steady_tick(data, layout, expected, raw, block, received, effort_received, m
             return NOT_NEWER
         stamps[0] = stamp
     stamp = stamps[0]
-    ages[0] = (stamp - stamps[1]) * 1e-9 if with_odometry else 0.0
+    ages = results[at_ages:at_state]
+    ages[0] = (stamp - stamps[1]) * 1e-9 if a.with_odometry else 0.0
     for c in range(1, ages.shape[0]):
         age = (stamp - stamps[1 + c]) * 1e-9
-        if not abs(age) <= timeout:
+        if not abs(age) <= a.timeout:
             return STALE
         ages[c] = age
-    n = state.shape[1]
-    if values.shape[0] != 3 or values.shape[1] != n or state.shape[0] != 2:
+    values = a.values
+    if values.shape[0] != 3 or values.shape[1] != n or results.shape[0] < at_balanced:
         return BAD_SHAPE
     if len(data) > 0:
-        status = merge_joint_state(data, layout, expected, raw, block, values, received,
-                                   effort_received, merged)
+        status = merge_joint_state(data, a.layout, a.expected, a.raw, a.block, values,
+                                   a.received, a.effort_received, a.merged)
         if status != OK:
             return status
+    state = results[at_state:at_balanced].reshape((2, n))
     for k in range(n):
         state[0, k] = values[0, k]
         state[1, k] = values[1, k]
+    mimic, factors = a.mimic, a.factors
     for j in range(mimic.shape[1]):
         joint, master = mimic[0, j], mimic[1, j]
         state[0, joint] = factors[0, j] * state[0, master] + factors[1, j]
         state[1, joint] = factors[0, j] * state[1, master]
-    s, s_dot, tau = state[0], state[1], values[2, :n if fd else 0]
-    status = tick(mf, mi, rep, w_H_b, s, nu, s_dot, tau, targets, wrenches, out, poses)
+    s, s_dot, tau = state[0], state[1], values[2, :n if a.fd else 0]
+    out = results[:at_poses]
+    poses = results[at_poses:at_ages].reshape((a.bodies, 4, 4))
+    status = tick(a.mf, a.mi, a.rep, w_H_b, s, nu, s_dot, tau, a.targets, wrenches, out, poses)
     if status != OK:
         return MERGED if len(data) > 0 else status
+    words = a.words
     if words.shape[0] > 0:
         sequence = words[0]
         words[0] = sequence + 1.0
-        share_state(words, words.view(np.uint64), header, generation, code, w_H_b, s, nu,
-                    s_dot)
+        share_state(words, words.view(np.uint64), a.header, a.generation, a.code, w_H_b, s,
+                    nu, s_dot)
         words[0] = sequence + 2.0
     sec = stamp // 1_000_000_000
     nanosec = stamp - sec * 1_000_000_000
-    scatter_words(out, ages if fd else ages[:0], w_H_b, with_pose, sources, places,
-                  buf.view(np.float64), pairs, buf.view(np.uint32), sec % 4294967296, nanosec)
+    buf = a.buf
+    scatter_words(out, ages if a.fd else ages[:0], w_H_b, a.with_pose, a.sources, a.places,
+                  buf.view(np.float64), a.pairs, buf.view(np.uint32), sec % 4294967296,
+                  nanosec)
+    balanced = results[at_balanced:]
     if balanced.shape[0] > 0:
-        _steady_balance(mf, mi, poses, w_H_b, out, balanced, balancing, sec % 4294967296,
-                        nanosec)
+        _steady_balance(a.mf, a.mi, poses, w_H_b, out, balanced, balancing.parts,
+                        sec % 4294967296, nanosec)
     return OK
 
 

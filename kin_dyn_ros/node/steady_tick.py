@@ -30,6 +30,12 @@ wrenches come since are caught up with first (:meth:`SteadyTick.catch_up`), when
 new values of the same inputs: a robot's estimator and F/T sensors at the JointStates'
 rate cost no plain tick and no separate merge.
 
+The kernel takes ten arguments: what stays from tick to tick is held by one object made once
+(:func:`..dynamics.kernels.steady_arguments`), and the tick's out, poses, ages, state and
+balance outputs are one array (the record's views of it made when read). It is called
+without numba's dispatch (:func:`..dynamics.compiled.direct`) while the arguments renewed
+are of its signature (:meth:`SteadyTick._choose_call`), through it otherwise.
+
 A performance trick, and nothing else: the plain path gives the same messages, states and
 diagnostics (test/ros/test_steady_tick.py compares them on a stream that takes every way in
 and out); in the running node the plain tick cost ~50 us more per JointState at 1 kHz, and
@@ -40,7 +46,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..dynamics.compiled import NO_BALANCE_PACK, NO_BALANCING, steady_ready
+from ..dynamics.compiled import (NO_BALANCE_PACK, direct, direct_arrays, no_balancing,
+                                 steady_ready)
 from .balance_outputs import defined_at
 from .conversions import ns_words
 from .inputs import NEVER, TickInputs
@@ -54,7 +61,7 @@ _NO_WORDS = np.zeros(0)
 _UNASKED = object()     # SteadyTick._ask: not asked yet
 # the kernel's merge arguments when it merges no JointState (not read: of their types)
 _NO_MERGE = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8), np.zeros(0),
-             np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64), 0, 0, 0)
+             np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64))
 
 
 class _Inputs(NamedTuple):
@@ -84,8 +91,9 @@ class SteadyTick:
 
     __slots__ = ("taken", "since_ns", "until_ns", "offers", "_read", "_in", "_fd", "_pack",
                  "_names", "_tf", "_senders", "_with_base", "_massless_at", "_timeout",
-                 "_messages", "_balance", "_kernel", "_head", "_wrench", "_tail", "_times",
-                 "_shapes", "_layouts", "_shared", "_fixed", "_live", "_sends", "_tf_gate", "_ok",
+                 "_messages", "_balance", "_kernel", "_w_H_b", "_wrenches", "_times",
+                 "_k", "_model", "_cuts", "_steady", "_targets", "_call", "_layouts", "_shared",
+                 "_fixed", "_live", "_sends", "_tf_gate", "_ok",
                  "_balance_sends", "_balance_names", "_render_balance", "_merging", "_merged",
                  "_unread", "_fd_note", "_markers", "_balance_messages", "_bal_len", "_bal_spec",
                  "_bal_model", "_bal_pack", "_bal_sends", "_bal_state", "_balancing")
@@ -175,18 +183,19 @@ class SteadyTick:
         if odometry is not None:
             w_H_b, nu, have_base = loop.ticker.base_state(odometry, None, None)
             base = (w_H_b, nu, have_base, base[3])
-            self._head = (*self._head[:3], w_H_b)
+            self._w_H_b = w_H_b
             times[1] = odometry.stamp_ns
         stamps = []
         for k, (contact, w) in enumerate(matched):
             stamps.append((contact, w.stamp_ns))
             times[2 + k] = w.stamp_ns
         self._in = _Inputs(odometry, wrenches, stamps, base, prepared)
-        self._wrench = (self._wrench[0], prepared.values)
+        self._wrenches = prepared.values
         self._balance_arguments(loop)
         self.taken, self.since_ns, self.until_ns = loop.inputs.taken, since_ns, NEVER
         if self._merging is None:
             self._merging, self.offers = _UNASKED, True
+        self._choose_call()
         return True
 
     @classmethod
@@ -257,11 +266,14 @@ class SteadyTick:
         messages it renders without /tf and with it; those of the readers, model and
         services (``_fixed``) taken from ``like`` when given."""
         odometry, _, stamps, base, prepared = self._in
-        kernels, head, self._wrench, size, shape = prepared.arguments()
-        w_H_b, _, _, representation = base
+        kernels, self._model, (self._targets, self._wrenches), size, shape = \
+            prepared.arguments()
+        self._w_H_b, _, _, representation = base
         n = loop.ticker.kd.NDoF
-        self._kernel, self._ok, self._head, self._shapes = kernels.steady_tick, kernels.OK, \
-            (*head, w_H_b), (size, shape, 1 + len(stamps), (2, n))
+        self._k, self._kernel, self._ok = kernels, kernels.steady_tick, kernels.OK
+        # (the kernel's results: out, poses, ages, state, then the balance outputs)
+        self._cuts = (*kernels.steady_results_layout(size, shape[0], 1 + len(stamps), n),
+                      shape, (2, n))
         self._merged, self._unread = kernels.MERGED, kernels.UNREAD
         self._merging, self._fd_note = _UNASKED, None      # (asked by take(): _ask)
         self.offers = True
@@ -291,9 +303,33 @@ class SteadyTick:
             self._tf_gate = loop.tf_gate()
         self._times = np.array([0, 0 if odometry is None else odometry.stamp_ns,
                                 *(stamp for _, stamp in stamps)], np.int64)
-        self._tail = (bool(self._tf and self._layouts[1][2]), odometry is not None,
-                      self._timeout, self._fd, *self._fixed)
         self._balance_arguments(loop)
+        self._fixed_arguments()
+
+    def _fixed_arguments(self, merging=_NO_MERGE):
+        """The kernel's arguments that stay from tick to tick, in one
+        (:func:`..dynamics.kernels.steady_arguments`: dispatched as one), with the merge's
+        ``merging`` (:meth:`_ask`; by default none: empty arrays of their types)."""
+        poses_at, _, _, _, shape, _ = self._cuts
+        self._steady = self._k.steady_arguments(
+            *merging, *self._model, self._live, self._targets, self._times,
+            bool(self._tf and self._layouts[1][2]), self._in.odometry is not None,
+            self._timeout, bool(self._fd), *self._fixed, poses_at, shape[0])
+        self._choose_call()
+
+    def _choose_call(self):
+        """The kernel called without numba's dispatch (:func:`..dynamics.compiled.direct`:
+        ~5-7 us less per tick in a node at 1 kHz) while the arguments renewed are of its
+        signature: the two made by the kernels (:func:`..dynamics.kernels.steady_arguments`
+        and ``steady_balancing``: of their one signature's types) and the base's and
+        wrenches' arrays (:func:`..dynamics.compiled.direct_arrays`); else through numba's
+        dispatch, which raises TypeError on another type. The rest of each call is of its
+        types by making: bytes, ints and a new float64 array."""
+        self._call, got = self._kernel, direct(self._kernel)
+        if got is not None and self._steady._numba_type_ is got[1][4] \
+                and self._balancing._numba_type_ is got[1][9] \
+                and direct_arrays((self._w_H_b, 2), (self._in.base[1], 1), (self._wrenches, 1)):
+            self._call = got[0]
 
     def _balance_arguments(self, loop):
         """The kernel's balance arguments for this one's wrenches, while the balance
@@ -306,11 +342,12 @@ class SteadyTick:
             threshold = loop.ticker.settings.contact_force_threshold
             got = self._in.prepared.balance_arguments(loop.ticker.geometry, threshold)
         if got is None:
-            self._bal_len, self._bal_spec, self._balancing = 0, None, NO_BALANCING
+            self._bal_len, self._bal_spec, self._balancing = 0, None, no_balancing(self._k)
             return
         names, layout, self._bal_model = got
         self._bal_len, self._bal_spec = int(layout[-1]), (names, layout, threshold)
-        self._balancing = (*self._bal_model, *self._bal_pack, self._bal_state)
+        self._balancing = self._k.steady_balancing((*self._bal_model, *self._bal_pack,
+                                                    self._bal_state))
 
     def run(self, loop, read):
         """Compute, hand the services and publish the tick of the latest JointState of
@@ -334,18 +371,12 @@ class SteadyTick:
         # copied from the merged values (mimic joints from their masters), the tick, its
         # state shared with the services' process (before the outputs: who got them can
         # ask) and every per-tick message rendered (the base pose whenever /tf may carry it)
-        size, shape, count, pair = self._shapes
-        out, poses, ages, joints = np.empty(size), np.empty(shape), np.empty(count), \
-            np.empty(pair)
-        balanced = np.empty(self._bal_len) if self._bal_len else _NO_WORDS
-        times = self._times
-        times[0] = stamp_ns
-        if self._kernel(b"", *_NO_MERGE, *self._head, self._live, self._in.base[1], joints,
-                        *self._wrench, out, poses, ages, times, *self._tail, balanced,
-                        self._balancing) != self._ok:
+        results = np.empty(self._cuts[3] + self._bal_len)
+        self._times[0] = stamp_ns
+        if self._call(b"", 0, 0, 0, self._steady, self._w_H_b, self._in.base[1],
+                      self._wrenches, results, self._balancing) != self._ok:
             return None
-        return self._publish(loop, read, stamp_ns, fd_note, out, poses, ages, joints,
-                             balanced)
+        return self._publish(loop, read, stamp_ns, fd_note, results)
 
     def _ask(self, loop):
         """Whether :meth:`take` can take the JointStates of ``loop``: those of the one name
@@ -361,6 +392,8 @@ class SteadyTick:
             if (note == "") == self._fd and note is not EFFORTS_MISSING:
                 self._merging, self._fd_note = loop.inputs.merge_arguments(), note
         self.offers = self._merging is not None
+        if self.offers:
+            self._fixed_arguments(self._merging)
         return self.offers
 
     def take(self, loop, read, data, last_ns):
@@ -376,14 +409,11 @@ class SteadyTick:
                 or self._fd and not sensors.merger.efforts_complete \
                 or self._merging is _UNASKED and not self._ask(loop) or self._merging is None:
             return False            # (missing efforts may come with it: known once merged)
-        size, shape, count, pair = self._shapes
-        out, poses, ages, joints = np.empty(size), np.empty(shape), np.empty(count), \
-            np.empty(pair)
-        balanced = np.empty(self._bal_len) if self._bal_len else _NO_WORDS
+        results = np.empty(self._cuts[3] + self._bal_len)
         times = self._times
-        status = self._kernel(data, *self._merging, last_ns, self.since_ns, self.until_ns,
-                              *self._head, self._live, self._in.base[1], joints, *self._wrench,
-                              out, poses, ages, times, *self._tail, balanced, self._balancing)
+        status = self._call(data, last_ns, self.since_ns, self.until_ns, self._steady,
+                            self._w_H_b, self._in.base[1], self._wrenches, results,
+                            self._balancing)
         if status != self._ok:
             if status == self._merged:
                 sensors.joint_state_merged(times.item(0))
@@ -394,16 +424,15 @@ class SteadyTick:
             return False
         stamp_ns = times.item(0)
         sensors.joint_state_merged(stamp_ns)
-        return self._publish(loop, read, stamp_ns, self._fd_note, out, poses, ages, joints,
-                             balanced)
+        return self._publish(loop, read, stamp_ns, self._fd_note, results)
 
-    def _publish(self, loop, read, stamp_ns, fd_note, out, poses, ages, joints, balanced):
-        """The record of a tick the kernel computed (``out``, ``poses``, ``ages``, the
-        joints' state ``joints``, its balance vector ``balanced``), its state handed to the
-        services (when not shared by the kernel), its messages published."""
+    def _publish(self, loop, read, stamp_ns, fd_note, results):
+        """The record of a tick the kernel computed (``results``: its out, poses, ages,
+        state and balance vector), its state handed to the services (when not shared by
+        the kernel), its messages published."""
         ticker = loop.ticker
-        record = SteadyTickRecord(self, stamp_ns, joints, fd_note, out, poses, ages, ticker)
-        if self._fd and out[self._massless_at]:       # (their names: from the result)
+        record = SteadyTickRecord(self, stamp_ns, results, fd_note, ticker)
+        if self._fd and results[self._massless_at]:   # (out's; their names: the result's)
             record.fd_note = ticker.massless_note(record.result.massless_joints)
         if not self._shared:
             loop.planners.write(record.state)
@@ -415,7 +444,7 @@ class SteadyTick:
             with handle:
                 publish(data())
         if self._balance:           # (computed only while read)
-            self._publish_balance(loop, record, read, balanced)
+            self._publish_balance(loop, record, read, results[self._cuts[3]:])
         markers = self._markers     # (TickLoop.publish_markers' gate)
         if markers is not None and markers[0](loop.inputs.joint_state_received_ns, markers[1]):
             loop.publish_markers_of(record)
@@ -472,7 +501,9 @@ class SteadyTick:
             for (name, handle, publish), (start, end)
             in zip(self._balance_sends, pack.slices(self._balance_names)))
         self._bal_pack = (np.array(defined, np.int64), *arguments)
-        self._balancing = (*self._bal_model, *self._bal_pack, self._bal_state)
+        self._balancing = self._k.steady_balancing((*self._bal_model, *self._bal_pack,
+                                                    self._bal_state))
+        self._choose_call()
 
 
 def _base_from(loop, odometry):
@@ -493,13 +524,13 @@ class SteadyTickRecord(Tick):
     the tick computed for its balance outputs, if it did (``balance_vector``: not again
     for the contact mechanics)."""
 
-    __slots__ = ("_in", "_fd", "_joints", "_out", "_poses", "_ages", "_ticker", "_state",
-                 "_inputs", "_made", "balance_vector")
+    __slots__ = ("_in", "_fd", "_results", "_cuts", "_ticker", "_state", "_inputs", "_made",
+                 "balance_vector")
 
-    def __init__(self, steady, stamp_ns, joints, fd_note, out, poses, ages, ticker):
+    def __init__(self, steady, stamp_ns, results, fd_note, ticker):
         self._in, self._fd = steady._in, steady._fd   # (this tick's inputs: renewed after)
         self.stamp_ns, self.have_base, self.fd_note = stamp_ns, self._in.base[2], fd_note
-        self._joints, self._out, self._poses, self._ages = joints, out, poses, ages
+        self._results, self._cuts = results, steady._cuts     # (its views made when read)
         self._ticker, self._state, self._inputs, self._made = ticker, None, None, None
         self.balance_vector = None
 
@@ -507,7 +538,8 @@ class SteadyTickRecord(Tick):
     def state(self):
         if self._state is None:
             w_H_b, nu, _, representation = self._in.base
-            joints = self._joints
+            _, _, at, end, _, pair = self._cuts
+            joints = self._results[at:end].reshape(pair)
             self._state = MeasuredState(w_H_b, joints[0], nu, joints[1], representation)
         return self._state
 
@@ -515,7 +547,8 @@ class SteadyTickRecord(Tick):
     def inputs(self):
         if self._inputs is None:
             odometry, wrenches, stamps, _, _ = self._in
-            ages = self._ages.tolist()
+            _, at, end, _, _, _ = self._cuts
+            ages = self._results[at:end].tolist()
             self._inputs = TickInputs(
                 self.stamp_ns, odometry, dict(wrenches), set(),
                 None if odometry is None else ages[0],
@@ -526,9 +559,11 @@ class SteadyTickRecord(Tick):
     def result(self):
         if self._made is None:
             ticker = self._ticker
+            at, end, _, _, shape, _ = self._cuts
+            results = self._results
             self._made = self._in.prepared.result(
-                self.state.w_H_b, self._out, self._poses, self._fd, ticker.geometry,
-                ticker.settings.contact_force_threshold)
+                self.state.w_H_b, results[:at], results[at:end].reshape(shape), self._fd,
+                ticker.geometry, ticker.settings.contact_force_threshold)
             if self.balance_vector is not None:       # (the same kernel's, the same inputs)
                 vars(self._made)["balance_vector"] = self.balance_vector
         return self._made

@@ -15,8 +15,8 @@ from oracles import assert_close, core_representation, make_case, random_state
 
 from kin_dyn_ros.dynamics import KinDynComputations
 from kin_dyn_ros.dynamics import contacts as contacts_module
-from kin_dyn_ros.dynamics.compiled import (EMPTY, NO_BALANCING, compiled_kernels, jit_path,
-                                           jit_status, queries_ready)
+from kin_dyn_ros.dynamics.compiled import (EMPTY, NO_BALANCING, compiled_kernels, direct,
+                                           direct_arrays, jit_path, jit_status, queries_ready)
 from kin_dyn_ros.dynamics.contacts import Contact, ground_axes, hull_support
 
 pytestmark = pytest.mark.skipif(
@@ -399,6 +399,24 @@ NO_MERGE = (np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.uint8),
             np.zeros(0, np.bool_), np.zeros(0, np.bool_), np.zeros(2, np.int64))
 
 
+def _steady_call(k, head, values, targets, stamps, flags, shared, scatter, mimic, size,
+                 shape, w_H_b, nu, wrenches, balancing=None, balanced=0, call=None):
+    """A :func:`.kernels.steady_tick` call (or ``call``'s) with no JointState (``flags``:
+    with_pose, with_odometry, timeout, fd; ``shared``: words, header, generation, code;
+    ``scatter``: buf, sources, places, pairs; ``mimic``: mimic, factors), its results first
+    filled with 7.0: (status, out, poses, ages, state, balanced), the views at
+    :func:`.kernels.steady_results_layout`'s offsets."""
+    n = values.shape[1]
+    at, ages_at, state_at, end = k.steady_results_layout(size, shape[0], len(stamps) - 1, n)
+    fixed = k.steady_arguments(*NO_MERGE, *head, values, targets, stamps, *flags, *shared,
+                               *scatter, *mimic, size, shape[0])
+    results = np.full(end + balanced, 7.0)
+    status = (call or k.steady_tick)(b"", 0, 0, 0, fixed, w_H_b, nu, wrenches, results,
+                                     k.steady_balancing(balancing or NO_BALANCING))
+    return (status, results[:at], results[at:ages_at].reshape(shape),
+            results[ages_at:state_at], results[state_at:end].reshape(2, n), results[end:])
+
+
 def _upright_on_two_soles(case):
     """(a state of ``case`` (iCub) upright at 0.6 m, every joint at zero: the soles flat and
     level; a sole's points (4, 3); {l_sole, r_sole: Contact})."""
@@ -429,15 +447,13 @@ def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
     stamp = 1_700_000_000_123_456_789
     stamps = np.array([stamp, stamp - 5_000_001, stamp + 20_000_003], np.int64)
 
-    def call(s, stamps, timeout=0.1):         # (no JointState to merge: b"")
-        out, poses, ages = np.full(size, 7.0), np.full(shape, 7.0), np.full(2, 7.0)
+    def call(s, stamps, timeout=0.1, direct=None):      # (no JointState to merge: b"")
         words, buf = np.zeros(7 + 22 + 2 * n), np.zeros(8 * 63, np.uint8)
-        words[0], state = 4.0, np.full((2, n), 7.0)
-        status = k.steady_tick(b"", *NO_MERGE, 0, 0, 0, *head, st.w_H_b,
-                               np.stack([s, st.s_dot, st.tau]), st.base_vel,
-                               state, *wrench, out, poses, ages, stamps, True, True, timeout,
-                               True, words, 7, 3, 2, buf, sources, places, pairs_at,
-                               mimic, factors, EMPTY, NO_BALANCING)
+        words[0] = 4.0
+        status, out, poses, ages, state, _ = _steady_call(
+            k, head, np.stack([s, st.s_dot, st.tau]), wrench[0], stamps,
+            (True, True, timeout, True), (words, 7, 3, 2), (buf, sources, places, pairs_at),
+            (mimic, factors), size, shape, st.w_H_b, st.base_vel, wrench[1], call=direct)
         return status, out, poses, ages, words, buf, state
 
     # joint 4 mimics joint 1 (x -2, + 0.5) and joint 6 joint 2 (x 0.75), as MimicJoints fills
@@ -467,11 +483,39 @@ def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
     assert u32[124:126].tolist() == [stamp // 10**9 % 2**32, 123_456_789]
     stale = stamps.copy()
     stale[2] = stamp - 100_000_001                   # older than the 0.1 s timeout
+    entry = direct(k.steady_tick)[0]          # (its code, without numba's dispatch: the same)
+    for times in (stamps, stale):
+        got, want = call(s, times, direct=entry), call(s, times)
+        assert got[0] == want[0] and all(np.array_equal(a.view(np.uint8), b.view(np.uint8))
+                                         for a, b in zip(got[1:], want[1:]))
     for s, times, code in ((st.s, stale, k.STALE), (st.s + np.nan, stamps, k.NOT_FINITE)):
         status, out, _, _, words, buf, _ = call(s, times)
         assert status == code
         assert words[0] == 4.0 and not words[1:].any() and not buf.any()
         assert code != k.STALE or (out == 7.0).all()
+
+
+def test_direct_calls_take_only_arrays_of_the_kernels_types():
+    """:func:`.compiled.direct_arrays`: only aligned, writable, C-contiguous float64 ndarrays
+    of the dimensions given (what the compiled code reads without numba's dispatch); and
+    :func:`.compiled.direct` gives the one signature's code and types, None for a kernel
+    of several signatures."""
+    a = np.eye(4)
+    readonly = a.copy()
+    readonly.flags.writeable = False
+    unaligned = np.frombuffer(bytearray(8 * 16 + 1), np.uint8)[1:].view(np.float64)
+    assert direct_arrays((a, 2), (a[0], 1), (np.zeros(0), 1))
+    for wrong in ((a, 1), (a.T, 2), (a[:, :2], 2), (readonly, 2), (a.astype(np.float32), 2),
+                  (a.view(type('Sub', (np.ndarray,), {})), 2), (a.tolist(), 2), (unaligned, 1)):
+        assert not direct_arrays((a, 2), wrong), wrong
+    k = jit_path()
+    entry, types = direct(k.steady_results_layout)
+    assert entry(5, 2, 3, 4) == k.steady_results_layout(5, 2, 3, 4) == (5, 37, 40, 48)
+    assert len(types) == 4
+    import numba
+    twice = numba.njit(lambda x: 2 * x)
+    assert twice(1) == 2 and twice(0.5) == 1.0          # (two signatures)
+    assert direct(twice) is None and direct(lambda x: 2 * x) is None
 
 
 def test_the_steady_tick_kernel_writes_the_balance_outputs_as_balance_and_scatter(pairs):
@@ -485,16 +529,17 @@ def test_the_steady_tick_kernel_writes_the_balance_outputs_as_balance_and_scatte
     case, fast, _ = _pair(pairs, "icub", "MIXED")
     k, (st, sole, feet) = jit_path(), _upright_on_two_soles(case)
     _, head, _, size, shape = fast.prepared_tick({}).arguments()
-    n, stamp = len(st.s), 1_700_000_000_123_456_789
+    stamp = 1_700_000_000_123_456_789
 
     def call(prepared, balanced, balancing):
-        out, poses, ages = np.empty(size), np.empty(shape), np.empty(1)
-        status = k.steady_tick(
-            b"", *NO_MERGE, 0, 0, 0, *head, st.w_H_b, np.stack([st.s, st.s_dot, st.tau]),
-            st.base_vel, np.empty((2, n)), *prepared.arguments()[2], out, poses, ages,
-            np.array([stamp, 0], np.int64), False, False, 0.1, False, np.zeros(0),
-            7, 3, 2, np.zeros(8, np.uint8), *NO_BALANCING[14:17],
-            np.zeros((2, 0), np.int64), np.zeros((2, 0)), balanced, balancing)
+        targets, wrenches = prepared.arguments()[2]
+        status, out, poses, _, _, got = _steady_call(
+            k, head, np.stack([st.s, st.s_dot, st.tau]), targets,
+            np.array([stamp, 0], np.int64), (False, False, 0.1, False),
+            (np.zeros(0), 7, 3, 2), (np.zeros(8, np.uint8), *NO_BALANCING[14:17]),
+            (np.zeros((2, 0), np.int64), np.zeros((2, 0))), size, shape, st.w_H_b,
+            st.base_vel, wrenches, balancing, len(balanced))
+        balanced[:] = got
         return status, out, poses
 
     seen = []

@@ -29,7 +29,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message, serialize_message
 
-from kin_dyn_ros.dynamics.compiled import EMPTY, NO_BALANCING, jit_path, jit_status
+from kin_dyn_ros.dynamics.compiled import jit_path, jit_status, no_balancing
 from kin_dyn_ros.node import KinDynNode
 from kin_dyn_ros.dynamics import compiled
 from kin_dyn_ros.node import steady_tick
@@ -60,6 +60,7 @@ FAILING = {121, 122, 255}    # JointStates merged by the steady tick whose tick 
 AHEAD_NS = 2_500_000         # odometry and wrenches stamped ahead of their JointState
 GAVE_UP = 42                 # the steady tick has given up taking JointStates (not offered)
 LOADING = range(520, 530)    # the steady tick's kernel still loading (a cold start)
+DISPATCHED = range(200, 300)  # the base's arrays not what the kernel's code takes directly
 
 
 @pytest.fixture(scope='module')
@@ -267,22 +268,23 @@ def _same_record(a, b, k):
 
 def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
     steady, plain = nodes['steady'], nodes['plain']
-    kinds, taken, given, written = [], [], [], []
+    kinds, taken, given, written, direct = [], [], [], [], []
     take = SteadyTick.take
 
     def counted(self, loop, read, data, last_ns):     # (which ticks took their JointState)
-        kernel, nu = self._kernel, self._in.base[1]
+        call, nu = self._call, self._in.base[1]
+        direct.append((len(kinds), call is not self._kernel))   # (without numba's dispatch)
 
         def spied(*args):                       # (which JointStates the kernel was given)
             given.append(len(kinds))
             if len(kinds) in FAILING:           # the tick fails once merged (a NaN nu)
                 args = [np.full(6, np.nan) if x is nu else x for x in args]
-            return kernel(*args)
-        self._kernel = spied
+            return call(*args)
+        self._call = spied
         try:
             record = take(self, loop, read, data, last_ns)
         finally:
-            self._kernel = kernel
+            self._call = call
         taken.append(('ticked' if record else 'not taken' if record is False else 'merged',
                       len(kinds)))
         return record
@@ -295,6 +297,9 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
             steady.loop._steady = None
         elif k == LOADING.stop:
             monkeypatch.setattr(steady_tick, 'steady_ready', compiled.steady_ready)
+        if k in (DISPATCHED.start, DISPATCHED.stop):     # (e.g. a Fortran-ordered w_H_b)
+            monkeypatch.setattr(steady_tick, 'direct_arrays', compiled.direct_arrays
+                                if k == DISPATCHED.stop else lambda *arrays: False)
         if k == GAVE_UP:        # (as after an ask declined: renewed, it asks again)
             steady.loop._steady._merging, steady.loop._steady.offers = None, False
         for node in (steady, plain):
@@ -361,6 +366,9 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
     assert any(kinds[452:470]), 'no efforts: steady without forward dynamics'
     fused = [k for how, k in taken if how == 'ticked']    # merged and ticked in one call
     assert {k for how, k in taken if how == 'merged'} == FAILING   # then ticked by run()
+    assert all(d for k, d in direct if k not in range(DISPATCHED.start, DISPATCHED.stop + 10)) \
+        and not any(d for k, d in direct if k in range(DISPATCHED.start + 10, DISPATCHED.stop)) \
+        and sum(k in DISPATCHED for k, _ in direct) > 50, 'called directly, else dispatched'
     assert len(fused) > 0.5 * sum(kinds), (len(fused), sum(kinds))
     assert all(kinds[k] for k in fused)
     assert all(how == 'not taken' for how, k in taken if k in (500, 600) or 450 <= k <= 470)
@@ -421,19 +429,25 @@ def test_the_steady_tick_kernel_given_a_joint_state_merges_it_then_ticks(icub_ur
     arguments = sides['fused'].merge_arguments()
     assert arguments is not None and sides['reference'].merge_arguments() is not None
 
+    at, ages_at, state_at, end = k.steady_results_layout(size, shape[0], 2, n)
+
+    def call(data, merge, last, since, until, values, rest, results):
+        fixed = k.steady_arguments(*merge, *head, values, wrench[0], *rest)
+        return k.steady_tick(data, last, since, until, fixed, w_H_b, nu, wrench[1], results,
+                             no_balancing(k))
+
     def tick(side, data, ticking):
         values = sides[side].merger.merged_arrays()[0]
-        out, poses, ages, state = np.full(size, 7.0), np.full(shape, 7.0), np.full(2, 7.0), \
-            np.full((2, n), 7.0)
         words, buf = np.zeros(7 + 22 + 2 * n), np.zeros(8 * 63, np.uint8)
-        times = np.array([0, 0, wrench_ns], np.int64)
-        tail = (out, poses, ages, times, True, False, 0.1, True, words, 7, 3, 2, buf,
-                sources, places, pairs, *no_mimic, EMPTY, NO_BALANCING)
+        rest = (np.array([0, 0, wrench_ns], np.int64), True, False, 0.1, True, words, 7, 3, 2,
+                buf, sources, places, pairs, *no_mimic, size, shape[0])
+        results = np.full(end, 7.0)
         if side == 'fused':
-            status = k.steady_tick(data, *arguments, last, since, until, *head, w_H_b, values,
-                                   nu, state, *wrench, *tail)
+            status = call(data, arguments, last, since, until, values, rest, results)
         else:
-            status = ticking(values, state, tail)
+            status = ticking(values, rest, results)
+        out, poses, ages, state = (results[:at], results[at:ages_at],
+                                   results[ages_at:state_at], results[state_at:end])
         return status, [a.copy() for a in (values, *sides[side].merger.merged_arrays()[1:],
                                            out, poses, ages, state, words, buf)]
 
@@ -441,16 +455,15 @@ def test_the_steady_tick_kernel_given_a_joint_state_merges_it_then_ticks(icub_ur
         stamp = int.from_bytes(data[4:8], 'little', signed=True) * 10**9 \
             + int.from_bytes(data[8:12], 'little')
 
-        def ticking(values, state, tail):
+        def ticking(values, rest, results):
             if stamp == 0 or stamp <= last or not since <= stamp < until:
                 return k.NOT_NEWER
             if abs(stamp - wrench_ns) > 100_000_000:
                 return k.STALE
             if sides['reference']._compiled.merge(data) is None:
                 return None                      # (UNREAD or NOT_FINITE: nothing changed)
-            tail[3][0] = stamp
-            status = k.steady_tick(b"", *no_merge, 0, 0, 0, *head, w_H_b, values, nu, state,
-                                   *wrench, *tail)
+            rest[0][0] = stamp
+            status = call(b"", no_merge, 0, 0, 0, values, rest, results)
             return k.OK if status == k.OK else k.MERGED
         return ticking
 
