@@ -40,7 +40,7 @@ __all__ = ["jit_path", "jit_status", "CompiledModel", "JitStatus", "SingularMass
            "BalanceContacts",
            "inputs", "compiled_kernels", "EMPTY",
            "NO_TARGETS", "NO_FRAMES", "NO_WRENCHES", "NO_BALANCING", "NO_BALANCE_PACK",
-           "no_balancing", "direct", "direct_arrays"]
+           "no_balancing", "direct", "direct_arrays", "direct_call"]
 
 _FALSE = ("0", "false", "no", "off")
 COMPILE_BESIDE_S = 300.0    # at most this long for the other process's compilation
@@ -770,6 +770,22 @@ def direct(kernel):
         return None
     (signature, made), = overloads.items()
     return made.entry_point, signature
+
+
+def direct_call(kernel, given):
+    """``kernel``'s compiled code called without numba's dispatch (:func:`direct`) when each
+    of ``given`` {argument position: value} (the arguments a caller keeps from call to call;
+    it makes the others of their types at each call) is of the signature's type there;
+    else ``kernel`` itself (dispatched). Types each value given (~5 us an array): once, when
+    the caller learns them, not per call."""
+    got = direct(kernel)
+    if got is None:
+        return kernel
+    from numba import typeof
+    entry, types = got
+    if any(typeof(value) != types[at] for at, value in given.items()):
+        return kernel
+    return entry
 
 
 def direct_arrays(*arrays):

@@ -18,6 +18,8 @@ learnt (:meth:`CompiledJointStates.learn`) once the plain path has merged it.
 
 import numpy as np
 
+from ..dynamics.compiled import direct_call
+
 __all__ = ["CompiledJointStates", "CompiledStamped", "LAYOUTS", "strings_layout"]
 
 LAYOUTS = 8     # name lists kept (most recently merged first)
@@ -32,7 +34,8 @@ class CompiledJointStates:
             kernels.merge_layout, kernels.OK
         self._merger = merger
         self._values, self._received, self._effort_received = merger.merged_arrays()
-        self._layouts = []            # [(names, kernel arguments)], most recent first
+        # [(names, kernel arguments, how it is called)], most recent first
+        self._layouts = []
         self._stamp = np.zeros(2, np.int64)
 
     def merge(self, data):
@@ -41,9 +44,9 @@ class CompiledJointStates:
         if not isinstance(data, bytes):
             return None
         raw = np.frombuffer(data, np.uint8)
-        for k, (_, args) in enumerate(self._layouts):
-            if self._merge(raw, *args, self._values, self._received, self._effort_received,
-                           self._stamp) == self._ok:
+        for k, (_, args, merge) in enumerate(self._layouts):
+            if merge(raw, *args, self._values, self._received, self._effort_received,
+                     self._stamp) == self._ok:
                 if k:                                  # most recent first
                     self._layouts.insert(0, self._layouts.pop(k))
                 return self._stamp.tolist()
@@ -61,7 +64,7 @@ class CompiledJointStates:
         """Take JointStates with the name list ``names`` (merged by ``merger`` before) as
         ``layout`` (:meth:`.cdr.InputReader.name_layout`) lays it out."""
         columns = self._merger.block_columns(names)
-        if layout is None or columns is None or any(n == names for n, _ in self._layouts):
+        if layout is None or columns is None or any(n == names for n, _, _ in self._layouts):
             return
         keep = np.asarray(layout.keep, np.int64)        # the compared offsets, as runs
         breaks = np.flatnonzero(np.diff(keep) != 1) + 1
@@ -70,7 +73,9 @@ class CompiledJointStates:
         raw = np.zeros(24 * (len(names) + 1), np.uint8)       # the kernel's scratch
         args = (self._layout(len(names), layout.size, starts, lengths, *columns),
                 np.ascontiguousarray(layout.expected, np.uint8), raw, raw.view(np.float64))
-        self._layouts = [(names, args)] + self._layouts[:LAYOUTS - 1]
+        kept = (*args, self._values, self._received, self._effort_received, self._stamp)
+        merge = direct_call(self._merge, dict(enumerate(kept, 1)))   # (the bytes: made)
+        self._layouts = [(names, args, merge)] + self._layouts[:LAYOUTS - 1]
 
 
 # byte offsets of the float64 blocks after the strings, from the first 8-aligned offset
@@ -109,31 +114,35 @@ class CompiledStamped:
 
     def __init__(self, kernels, tolerance):
         self._read, self._ok, self._tolerance = kernels.read_stamped, kernels.OK, tolerance
-        self._odometry = None             # (child link, kernel arguments)
-        self._wrenches = {}               # contact: (frame link, kernel arguments)
+        self._odometry = None             # (child link, kernel arguments, the call)
+        self._wrenches = {}               # contact: (frame link, kernel arguments, the call)
         self._stamp = np.zeros(2, np.int64)
 
-    @staticmethod
-    def _arguments(data, strings, blocks):
-        """The kernel's arguments for messages laid out as ``data``, or None."""
+    def _arguments(self, data, strings, blocks):
+        """(the kernel's arguments for messages laid out as ``data``, the kernel's call:
+        :func:`..dynamics.compiled.direct_call`, the bytes and the outputs made at each
+        call), or None."""
         layout = strings_layout(data, strings) if isinstance(data, bytes) else None
         if layout is None:
             return None
         raw = np.zeros(8 * int(blocks[1].sum()), np.uint8)
-        return (*layout, *blocks, raw, raw.view(np.float64))
+        arguments = (*layout, *blocks, raw, raw.view(np.float64))
+        kept = {at: value for at, value in enumerate(arguments, 1)}
+        kept.update({10: self._stamp, 13: self._tolerance})
+        return arguments, direct_call(self._read, kept)
 
     def learn_odometry(self, data, child):
         """Odometry ``data`` taken by the plain path, of child link ``child``."""
-        arguments = self._arguments(data, 2, _ODOMETRY)
-        if arguments is not None:
-            self._odometry = child, arguments
+        got = self._arguments(data, 2, _ODOMETRY)
+        if got is not None:
+            self._odometry = child, *got
 
     def learn_wrench(self, contact, data, frame):
         """Wrench ``data`` of ``contact`` taken by the plain path, expressed in link
         ``frame``."""
-        arguments = self._arguments(data, 1, _WRENCH)
-        if arguments is not None:
-            self._wrenches[contact] = frame, arguments
+        got = self._arguments(data, 1, _WRENCH)
+        if got is not None:
+            self._wrenches[contact] = frame, *got
 
     def odometry(self, data):
         """((sec, nanosec), child link, w_H_c (4, 4), twist (6,) in C's axes, the same in
@@ -142,8 +151,8 @@ class CompiledStamped:
         if known is None or type(data) is not bytes:
             return None
         values, pose, mixed = np.empty(13), np.empty((4, 4)), np.empty(6)
-        if self._read(data, *known[1], values, self._stamp, pose, mixed,
-                      self._tolerance) != self._ok:
+        if known[2](data, *known[1], values, self._stamp, pose, mixed,
+                    self._tolerance) != self._ok:
             return None
         return (int(self._stamp[0]), int(self._stamp[1])), known[0], pose, values[7:], mixed
 
@@ -154,7 +163,7 @@ class CompiledStamped:
         if known is None or type(data) is not bytes:
             return None
         values = np.empty(6)
-        if self._read(data, *known[1], values, self._stamp, _NO_POSE, _NO_TWIST,
-                      self._tolerance) != self._ok:
+        if known[2](data, *known[1], values, self._stamp, _NO_POSE, _NO_TWIST,
+                    self._tolerance) != self._ok:
             return None
         return (int(self._stamp[0]), int(self._stamp[1])), known[0], values

@@ -16,7 +16,7 @@ from oracles import assert_close, core_representation, make_case, random_state
 from kin_dyn_ros.dynamics import KinDynComputations
 from kin_dyn_ros.dynamics import contacts as contacts_module
 from kin_dyn_ros.dynamics.compiled import (EMPTY, NO_BALANCING, compiled_kernels, direct,
-                                           direct_arrays, jit_path, jit_status, queries_ready)
+                                           direct_arrays, direct_call, jit_path, jit_status, queries_ready)
 from kin_dyn_ros.dynamics.contacts import Contact, ground_axes, hull_support
 
 pytestmark = pytest.mark.skipif(
@@ -497,9 +497,10 @@ def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
 
 def test_direct_calls_take_only_arrays_of_the_kernels_types():
     """:func:`.compiled.direct_arrays`: only aligned, writable, C-contiguous float64 ndarrays
-    of the dimensions given (what the compiled code reads without numba's dispatch); and
+    of the dimensions given (what the compiled code reads without numba's dispatch);
     :func:`.compiled.direct` gives the one signature's code and types, None for a kernel
-    of several signatures."""
+    of several signatures; :func:`.compiled.direct_call` the code only for arguments of
+    the signature's types."""
     a = np.eye(4)
     readonly = a.copy()
     readonly.flags.writeable = False
@@ -509,9 +510,15 @@ def test_direct_calls_take_only_arrays_of_the_kernels_types():
                   (a.view(type('Sub', (np.ndarray,), {})), 2), (a.tolist(), 2), (unaligned, 1)):
         assert not direct_arrays((a, 2), wrong), wrong
     k = jit_path()
+    assert k.steady_results_layout(5, 2, 3, 4) == (5, 37, 40, 48)     # (compiled, or loaded)
     entry, types = direct(k.steady_results_layout)
-    assert entry(5, 2, 3, 4) == k.steady_results_layout(5, 2, 3, 4) == (5, 37, 40, 48)
+    assert entry(5, 2, 3, 4) == (5, 37, 40, 48)
     assert len(types) == 4
+    # direct_call: the code when the arguments kept are of the signature's types, else the
+    # dispatcher (which converts or refuses them)
+    assert direct_call(k.steady_results_layout, {0: 5, 3: 4}) is entry
+    for kept in ({0: 5.0}, {3: np.zeros(1)}, {1: "2"}):
+        assert direct_call(k.steady_results_layout, kept) is k.steady_results_layout
     import numba
     twice = numba.njit(lambda x: 2 * x)
     assert twice(1) == 2 and twice(0.5) == 1.0          # (two signatures)

@@ -111,6 +111,9 @@ def test_joint_states_taken_as_bytes_leave_what_the_plain_path_leaves(urdf, path
         # (efforts_complete is kept between messages: against its definition)
         assert want[1][5] == bool((plain.merger.effort_received | mimic).all())
     assert sum(x is not None and x is not False for x in short) > 150   # most: the short way
+    kernels = compiled_kernels()
+    assert path != 'compiled' or all(      # (its compiled code, without numba's dispatch)
+        merge is not kernels.merge_joint_state for _, _, merge in fast._compiled._layouts)
     assert sum(taken(plain, m)[0] is not None for m in messages) > 20   # errors compared
 
 
@@ -242,6 +245,9 @@ def test_odometry_and_wrenches_read_compiled_leave_what_the_plain_path_leaves(
             else:
                 np.testing.assert_array_equal(value.astype(float), want_value.astype(float))
     assert sum(r is not None for r in read_compiled) > 200       # most: the compiled way
+    kernel, stamped = compiled_kernels().read_stamped, fast._stamped   # (without the dispatch)
+    assert all(known[2] is not kernel for known in (stamped._odometry,
+                                                    *stamped._wrenches.values()))
     assert mixed_read > 100
 
 
