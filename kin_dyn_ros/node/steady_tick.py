@@ -92,7 +92,7 @@ class SteadyTick:
     __slots__ = ("taken", "since_ns", "until_ns", "offers", "_read", "_in", "_fd", "_pack",
                  "_names", "_tf", "_senders", "_with_base", "_massless_at", "_timeout",
                  "_messages", "_balance", "_kernel", "_w_H_b", "_wrenches", "_times",
-                 "_k", "_model", "_cuts", "_steady", "_targets", "_call", "_layouts", "_shared",
+                 "_k", "_model", "_cuts", "_steady", "_targets", "_call", "_direct", "_layouts", "_shared",
                  "_fixed", "_live", "_sends", "_tf_gate", "_ok",
                  "_balance_sends", "_balance_names", "_render_balance", "_merging", "_merged",
                  "_unread", "_fd_note", "_markers", "_balance_messages", "_bal_len", "_bal_spec",
@@ -271,6 +271,7 @@ class SteadyTick:
         self._w_H_b, _, _, representation = base
         n = loop.ticker.kd.NDoF
         self._k, self._kernel, self._ok = kernels, kernels.steady_tick, kernels.OK
+        self._direct = direct(self._kernel)        # (~6 us: once, not at each renewal)
         # (the kernel's results: out, poses, ages, state, then the balance outputs)
         self._cuts = (*kernels.steady_results_layout(size, shape[0], 1 + len(stamps), n),
                       shape, (2, n))
@@ -325,7 +326,7 @@ class SteadyTick:
         wrenches' arrays (:func:`..dynamics.compiled.direct_arrays`); else through numba's
         dispatch, which raises TypeError on another type. The rest of each call is of its
         types by making: bytes, ints and a new float64 array."""
-        self._call, got = self._kernel, direct(self._kernel)
+        self._call, got = self._kernel, self._direct
         if got is not None and self._steady._numba_type_ is got[1][4] \
                 and self._balancing._numba_type_ is got[1][9] \
                 and direct_arrays((self._w_H_b, 2), (self._in.base[1], 1), (self._wrenches, 1)):
