@@ -144,9 +144,9 @@ NO_WRENCHES = np.empty((0, 6))
 # sources, places, stamp pairs) while it has none (its empty pattern matches no tick), and
 # the whole without balance outputs (not read: of its types, the one compiled signature)
 NO_BALANCE_PACK = (NO_FRAMES, np.zeros(8, np.uint8), NO_FRAMES, NO_FRAMES, NO_TARGETS)
-NO_BALANCING = (NO_FRAMES, NO_FRAMES, NO_WRENCHES, np.zeros(0, np.bool_), np.zeros((0, 3)),
-                np.zeros((0, 3)), np.zeros(0, np.bool_), np.zeros((0, 3)),
-                np.zeros(1, np.int64), 0.0, 0.0, 0.0, *NO_BALANCE_PACK, np.zeros(2, np.int64))
+NO_BALANCING = (NO_FRAMES, NO_FRAMES, NO_FRAMES, np.zeros((0, 3)), np.zeros((0, 3)),
+                np.zeros(0, np.bool_), np.zeros((0, 3)), np.zeros(1, np.int64), 0.0, 0.0, 0.0,
+                *NO_BALANCE_PACK, np.zeros(2, np.int64))
 
 
 def no_balancing(kernels):

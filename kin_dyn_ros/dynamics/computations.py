@@ -349,16 +349,17 @@ class PreparedTick:
         ``contacts`` under ``threshold`` [N], for a caller that computes it inside a kernel
         of its own (:func:`.kernels.steady_tick`'s ``balancing``): the layout of its output
         (:func:`.kernels.balance_layout`) and the arguments of :func:`.kernels.balance`
-        from ``links`` to ``min_cosine`` (this PreparedTick's wrenches). None without
-        contacts. :meth:`balance_vector` gives the same numbers."""
+        from ``links`` to ``min_cosine``, but each contact's wrench and measured flag: the
+        row of its wrench in this PreparedTick's values (k,), -1 without one (the same
+        objects for new values of the same wrenches). None without contacts.
+        :meth:`balance_vector` gives the same numbers."""
         if not contacts:
             return None
-        spec, expressed, wrenches, measured = self.kd._held_balance(
-            contacts, self.frame_wrenches or _NO_FRAME_WRENCHES, self.values, self._targets)
+        spec, expressed, rows, _ = self.kd._balance_inputs(
+            contacts, self.frame_wrenches or _NO_FRAME_WRENCHES)
         return spec.names, spec.layout, (
-            spec.links, expressed, np.ascontiguousarray(wrenches), measured, spec.centres,
-            spec.normals, spec.soles, spec.points, spec.first_point, float(threshold),
-            float(spec.tol), float(spec.min_cosine))
+            spec.links, expressed, rows, spec.centres, spec.normals, spec.soles, spec.points,
+            spec.first_point, float(threshold), float(spec.tol), float(spec.min_cosine))
 
     def result(self, w_H_b, out, poses, fd, contacts=None, threshold=0.0):
         """The :class:`TickResult` of :meth:`run`'s ``out`` and ``poses`` at ``w_H_b`` (``fd``:

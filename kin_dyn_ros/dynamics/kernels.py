@@ -2657,43 +2657,51 @@ def steady_tick(data, last_ns, since_ns, until_ns, fixed, w_H_b, nu, wrenches, r
                   nanosec)
     balanced = results[at_balanced:]
     if balanced.shape[0] > 0:
-        _steady_balance(a.mf, a.mi, poses, w_H_b, out, balanced, balancing.parts,
+        _steady_balance(a.mf, a.mi, poses, w_H_b, out, balanced, balancing.parts, wrenches,
                         sec % 4294967296, nanosec)
     return OK
 
 
 @_jit
-def _steady_balance(mf, mi, poses, w_H_b, out, balanced, balancing, sec, nanosec):
+def _steady_balance(mf, mi, poses, w_H_b, out, balanced, balancing, wrenches, sec, nanosec):
     """A steady tick's balance outputs: :func:`balance` of the tick (``poses``, ``w_H_b``'s
-    translation, the CoM and its velocity from ``out``, :func:`tick`'s) into ``balanced``
-    (:func:`balance_layout`); when a contact is active and the CoPs' defined flags are
-    ``pattern``'s, its numbers written into the balance messages' buffer as
+    translation, the CoM and its velocity from ``out``, :func:`tick`'s; each contact's
+    wrench the row ``rows[i]`` of the tick's ``wrenches`` (6 m,), none for -1) into
+    ``balanced`` (:func:`balance_layout`); when a contact is active and the CoPs' defined
+    flags are ``pattern``'s, its numbers written into the balance messages' buffer as
     :func:`scatter_words` writes them (their sources index ``balanced``, then a pose unused,
     then one 0.0: an undefined CoP's coordinates) with the stamp (``sec`` modulo 2**32,
-    ``nanosec``). ``balancing``: (links, expressed, wrenches, measured, centres, normals,
-    soles, points, first_point, threshold, tol, min_cosine: :func:`balance`'s; pattern
-    (k,) int64, 1 defined, 0 not (another value matches none); buf, sources, places,
-    pairs: :func:`scatter_words`'; state (2,) int64: gets balance's status and 1 when
-    the buffer was written, else 0)."""
+    ``nanosec``). ``balancing``: (links, expressed, rows, centres, normals, soles, points,
+    first_point, threshold, tol, min_cosine: :func:`balance`'s but its wrenches and
+    measured flags; pattern (k,) int64, 1 defined, 0 not (another value matches none); buf,
+    sources, places, pairs: :func:`scatter_words`'; state (2,) int64: gets balance's status
+    and 1 when the buffer was written, else 0): the same while the wrenches' values change."""
     n = mi[0]
     base_position = np.empty(3)
     for r in range(3):
         base_position[r] = w_H_b[r, 3]
-    state = balancing[17]
+    state = balancing[16]
     state[1] = 0
-    status = balance(mf, mi, poses, base_position, balancing[0], balancing[1], balancing[2],
-                     balancing[3], balancing[4], balancing[5], balancing[6], balancing[7],
-                     balancing[8], balancing[9], balancing[10], balancing[11],
+    rows = balancing[2]
+    k = rows.shape[0]
+    contact_wrenches, measured = np.zeros((k, 6)), np.empty(k, np.bool_)
+    for i in range(k):
+        measured[i] = rows[i] >= 0
+        if measured[i]:
+            for j in range(6):
+                contact_wrenches[i, j] = wrenches[6 * rows[i] + j]
+    status = balance(mf, mi, poses, base_position, balancing[0], balancing[1],
+                     contact_wrenches, measured, balancing[3], balancing[4], balancing[5],
+                     balancing[6], balancing[7], balancing[8], balancing[9], balancing[10],
                      out[20 * n:20 * n + 3], out[20 * n + 3:20 * n + 6], balanced)
     state[0] = status
-    k = balancing[0].shape[0]
-    pattern = balancing[12]
+    pattern = balancing[11]
     if status != OK or not balanced[5 * k] > 0.0 or pattern.shape[0] != k:
         return
     for i in range(k):
         if (1 if balanced[5 * i + 4] > 0.0 else 0) != pattern[i]:
             return
-    buf = balancing[13]
-    scatter_words(balanced, np.zeros(1), w_H_b, n < 0, balancing[14], balancing[15],
-                  buf.view(np.float64), balancing[16], buf.view(np.uint32), sec, nanosec)
+    buf = balancing[12]
+    scatter_words(balanced, np.zeros(1), w_H_b, n < 0, balancing[13], balancing[14],
+                  buf.view(np.float64), balancing[15], buf.view(np.uint32), sec, nanosec)
     state[1] = 1

@@ -543,7 +543,7 @@ def test_the_steady_tick_kernel_writes_the_balance_outputs_as_balance_and_scatte
         status, out, poses, _, _, got = _steady_call(
             k, head, np.stack([st.s, st.s_dot, st.tau]), targets,
             np.array([stamp, 0], np.int64), (False, False, 0.1, False),
-            (np.zeros(0), 7, 3, 2), (np.zeros(8, np.uint8), *NO_BALANCING[14:17]),
+            (np.zeros(0), 7, 3, 2), (np.zeros(8, np.uint8), *NO_BALANCING[13:16]),
             (np.zeros((2, 0), np.int64), np.zeros((2, 0))), size, shape, st.w_H_b,
             st.base_vel, wrenches, balancing, len(balanced))
         balanced[:] = got
@@ -590,7 +590,7 @@ def test_the_steady_tick_kernel_writes_the_balance_outputs_as_balance_and_scatte
             assert u32[44:46].tolist() == [stamp // 10**9 % 2**32, 123_456_789]
     assert seen == [True, False, True, False, False, False, "not soles", "not soles"]
     state = np.full(2, 7, np.int64)
-    call(prepared, EMPTY, (*model, *NO_BALANCING[12:17], state))
+    call(prepared, EMPTY, (*model, *NO_BALANCING[11:16], state))
     assert state.tolist() == [7, 7]
 
 
