@@ -2592,7 +2592,8 @@ def steady_tick(data, last_ns, since_ns, until_ns, fixed, w_H_b, nu, wrenches, r
     nanosec) before the tick. It returns OK; or, with nothing changed: NOT_NEWER (the
     stamp is 0, not after ``last_ns``, the last tick's, or not in [``since_ns``,
     ``until_ns``): the stamps whose inputs the caller's arguments are), STALE, BAD_SHAPE
-    (``results`` too short, ``values`` not (3, n)), UNREAD or NOT_FINITE (the merge's); or
+    (``values`` not (3, n); first of all, ``results`` too short or ``stamps`` shorter than
+    2), UNREAD or NOT_FINITE (the merge's); or
     MERGED: merged, but the tick failed (the caller ticks it). Without, the merge's
     arguments are not read (empty arrays will do).
 
@@ -2603,6 +2604,8 @@ def steady_tick(data, last_ns, since_ns, until_ns, fixed, w_H_b, nu, wrenches, r
     n, stamps = a.mi[0], a.stamps
     at_poses, at_ages, at_state, at_balanced = steady_results_layout(
         a.size, a.bodies, stamps.shape[0] - 1, n)
+    if results.shape[0] < at_balanced or stamps.shape[0] < 2:
+        return BAD_SHAPE
     if len(data) > 0:
         if len(data) < 12:
             return UNREAD
@@ -2620,7 +2623,7 @@ def steady_tick(data, last_ns, since_ns, until_ns, fixed, w_H_b, nu, wrenches, r
             return STALE
         ages[c] = age
     values = a.values
-    if values.shape[0] != 3 or values.shape[1] != n or results.shape[0] < at_balanced:
+    if values.shape[0] != 3 or values.shape[1] != n:
         return BAD_SHAPE
     if len(data) > 0:
         status = merge_joint_state(data, a.layout, a.expected, a.raw, a.block, values,

@@ -483,6 +483,16 @@ def test_the_steady_tick_kernel_is_tick_share_and_scatter_in_one_call(pairs):
     assert u32[124:126].tolist() == [stamp // 10**9 % 2**32, 123_456_789]
     stale = stamps.copy()
     stale[2] = stamp - 100_000_001                   # older than the 0.1 s timeout
+    # results too short for their layout: BAD_SHAPE before anything is written
+    end = k.steady_results_layout(size, shape[0], len(stamps) - 1, n)[-1]
+    fixed = k.steady_arguments(*NO_MERGE, *head, np.stack([st.s, st.s_dot, st.tau]),
+                               wrench[0], stamps, True, True, 0.1, True, np.zeros(0), 7, 3, 2,
+                               np.zeros(8, np.uint8), sources, places, pairs_at, mimic,
+                               factors, size, shape[0])
+    short = np.full(end - 1, 7.0)
+    assert k.steady_tick(b"", 0, 0, 0, fixed, st.w_H_b, st.base_vel, wrench[1], short,
+                         k.steady_balancing(NO_BALANCING)) == k.BAD_SHAPE
+    assert (short == 7.0).all()
     entry = direct(k.steady_tick)[0]          # (its code, without numba's dispatch: the same)
     for times in (stamps, stale):
         got, want = call(s, times, direct=entry), call(s, times)
