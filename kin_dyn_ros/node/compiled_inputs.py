@@ -127,8 +127,10 @@ class CompiledStamped:
             return None
         raw = np.zeros(8 * int(blocks[1].sum()), np.uint8)
         arguments = (*layout, *blocks, raw, raw.view(np.float64))
-        kept = {at: value for at, value in enumerate(arguments, 1)}
-        kept.update({10: self._stamp, 13: self._tolerance})
+        # (the call: bytes, arguments, values, stamp, pose, twist, tolerance)
+        last = len(arguments)
+        kept = {**dict(enumerate(arguments, 1)), last + 2: self._stamp,
+                last + 5: self._tolerance}
         return arguments, direct_call(self._read, kept)
 
     def learn_odometry(self, data, child):

@@ -257,7 +257,7 @@ class SteadyTick:
             self._balance_messages = loop.model.balance_messages
             self._render_balance = self._balance_messages.render_vector
             self._bal_pack, self._bal_sends = NO_BALANCE_PACK, ()
-        self._bal_state = np.zeros(2, np.int64)
+        self._bal_state, self._bal_model = np.zeros(2, np.int64), None
         self._arguments(loop, like)
 
     def _arguments(self, loop, like):
@@ -350,7 +350,7 @@ class SteadyTick:
         self._bal_len, self._bal_spec = int(layout[-1]), (names, layout, threshold)
         # new values of the same wrenches (the rows the core holds for the same contacts
         # and wrench frames; the same threshold): the holder stays, the kernel reads them
-        held = getattr(self, "_bal_model", None)
+        held = self._bal_model
         if held is not None and model[2] is held[2] and model[8] == held[8]:
             return
         self._bal_model = model
