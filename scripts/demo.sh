@@ -4,8 +4,8 @@
 #                        [--output DIR] [--no-plots]
 # Sets up what the demo needs first (scripts/setup_env.sh without the test references:
 # idempotent, a few seconds once done; --distro or KIN_DYN_DISTRO picks the ROS 2
-# distribution, Jazzy by default; its last step compiles the dynamics kernels into numba's
-# cache, ~30 s the first time, so that neither the demo nor the node compiles them), then
+# distribution, Jazzy by default; it compiles the dynamics kernels into numba's cache beside
+# its other steps, ~1 min the first time, so that neither the demo nor the node does), then
 # runs `python -m kin_dyn_ros.demo` with the other arguments (--help lists them).
 # iCub squats and sways on both feet while kin_dyn_node computes its dynamics; the run is
 # recorded to demo_output/kin_dyn_demo.mcap (Foxglove, PlotJuggler) and plotted to

@@ -24,8 +24,9 @@
 # the repo's setup.py...) under $VENV/.kin_dyn_setup/; a re-run with nothing
 # changed only checks the result (a few seconds). Steps that do not wait for each other run
 # at the same time: the two overlay builds, the test references' install, the editable
-# install. The last step, on every run, compiles the dynamics core's numba kernels into
-# numba's disk cache (python -m kin_dyn_ros.dynamics: ~30 s once, ~1 s when cached).
+# install. On every run the dynamics core's numba kernels are compiled into numba's disk
+# cache (python -m kin_dyn_ros.dynamics: ~1 min once, ~1 s when cached), beside the other
+# steps from as soon as the core's own packages are installed.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -110,7 +111,9 @@ wait_jobs() {
 # On any exit, stop the jobs still running (ours only, by their ids).
 stop_jobs() {
   local pid
-  for pid in "${JOB_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${JOB_PIDS[@]}" ${KERNELS_PID:+"$KERNELS_PID"}; do
+    kill "$pid" 2>/dev/null || true
+  done
 }
 trap stop_jobs EXIT
 
@@ -257,6 +260,21 @@ fetch_wheels() {
   [ -z "$missing" ] || die "not in the wheelhouse after the download: $missing"
 }
 
+# ---------------------------------------------------------------- the kernels, started
+# Step 6's compilation starts as soon as NumPy, SciPy, numba and the URDF parser are in
+# (step 3), from the checkout, beside the rest of pip's install and the overlay builds (the
+# kernels import nothing from ROS): on a fresh clone the two cores are busy throughout
+# instead of one core during pip's install and the compilation's last part.
+CORE_PINS='^(numpy|scipy|numba|llvmlite|urdfdom-py|lxml|pyyaml)=='
+KERNELS_PID=
+start_kernels() {
+  [ -f "$REPO/setup.py" ] || return 0
+  log "compiling the dynamics kernels beside the next steps (log: $LOGS/kernels.log)"
+  (cd "$REPO" && exec env -u KIN_DYN_JIT _ROS_WHEELS_BOOTSTRAP_COMPLETE=1 \
+     "$VPY" -m kin_dyn_ros.dynamics) >"$LOGS/kernels.log" 2>&1 &
+  KERNELS_PID=$!
+}
+
 # ---------------------------------------------------------------- 3. pip install
 # (the repo path is part of it: the overlay's CMake build trees remember their sources)
 REQ_HASH="$(hash_pins "$REQ")"
@@ -281,6 +299,15 @@ if [ "$NEED_PIP" = 1 ]; then
     rm -rf "$BUILD_ROOT"   # the pinned set changed: rebuild the overlay from scratch
   fi
   rm -f "$STATE"/*.stamp
+  # the dynamics core's own packages first: its kernels then compile while pip installs
+  # the rest and the overlay builds (step 6)
+  core_pins="$(grep -E "$CORE_PINS" "$REQ" || true)"
+  if [ -n "$core_pins" ]; then
+    log "pip install the dynamics core's packages (log: $LOGS/pip-core.log)"
+    run_logged "$LOGS/pip-core.log" "${PIP[@]}" install --no-index --find-links \
+      "$WHEELHOUSE" --no-deps -r /dev/stdin <<<"$core_pins"
+    start_kernels
+  fi
   log "pip install -r scripts/requirements-$DISTRO.txt (log: $LOGS/pip.log)"
   run_logged "$LOGS/pip.log" "${PIP[@]}" install --no-index --find-links "$WHEELHOUSE" \
     -r "$REQ"
@@ -303,6 +330,7 @@ if [ "$NEED_PIP" = 1 ]; then
 fi
 [ "$(_kdr_venv_distro "$VENV")" = "$DISTRO" ] \
   || die "$VENV does not hold ros-$DISTRO-rclpy after the install; re-run with --force"
+[ -n "$KERNELS_PID" ] || start_kernels
 
 # ---------------------------------------------------------------- 4. at the same time
 # the two overlay builds, the test references, the editable install of kin_dyn_ros.
@@ -421,23 +449,31 @@ case "$REPO" in
 esac
 
 # ---------------------------------------------------------------- 6. the kernels
-# Compile the dynamics core's numba kernels now, or load them from numba's disk cache
-# (~1 s), so that no test, demo or node start pays the cold compile (~30 s). On every run,
-# not only when a stamp changed: numba keys its cache by the kernels' source file and its
-# modification time, which no stamp here sees (a fresh clone, a checkout or an edit of
-# kin_dyn_ros/dynamics/*.py compiles once more). Through scripts/env.sh, so in the cache
+# The dynamics core's numba kernels, compiled (or loaded from numba's disk cache, ~1 s)
+# beside the steps above (start_kernels), so that no test, demo or node start pays the cold
+# compile (~1 min). On every run, not only when a stamp changed: numba keys its cache by the
+# kernels' source file and its modification time, which no stamp here sees (a fresh clone, a
+# checkout or an edit of kin_dyn_ros/dynamics/*.py compiles once more). In the cache
 # directory the tests and the node use (NUMBA_CACHE_DIR when set, else ROS_HOME's or
 # ~/.cache's kin_dyn_ros/numba: kin_dyn_ros/dynamics/compiled.py); KIN_DYN_JIT is ignored
 # here (the cache is filled for the runs that use it). Without numba (or with a NumPy it
-# refuses) the line says that the NumPy core runs, and the set-up goes on.
+# refuses) the line says that the NumPy core runs, and the set-up goes on. Should the
+# compilation beside the install fail, it runs once more here, through scripts/env.sh.
 if [ -f "$REPO/setup.py" ]; then
-  log "compiling the dynamics kernels, ~30 s unless cached (log: $LOGS/kernels.log)"
-  if ! env -u KIN_DYN_JIT KIN_DYN_VENV="$VENV" KIN_DYN_DISTRO="$DISTRO" bash -c \
-       'source "$1/scripts/env.sh" && cd "$1" && python -m kin_dyn_ros.dynamics' _ "$REPO" \
-       >"$LOGS/kernels.log" 2>&1; then
-    tail -n 40 "$LOGS/kernels.log" >&2
-    die "python -m kin_dyn_ros.dynamics failed (full log: $LOGS/kernels.log)"
+  if [ -z "$KERNELS_PID" ] || ! wait "$KERNELS_PID"; then
+    [ -z "$KERNELS_PID" ] || log "the kernels' compilation beside the install failed \
+($(grep -v '^[[:space:]]*$' "$LOGS/kernels.log" | tail -n 1 | cut -c1-160)); once more"
+    KERNELS_PID=
+    mv -f "$LOGS/kernels.log" "$LOGS/kernels-beside.log" 2>/dev/null || true
+    log "compiling the dynamics kernels, ~1 min unless cached (log: $LOGS/kernels.log)"
+    if ! env -u KIN_DYN_JIT KIN_DYN_VENV="$VENV" KIN_DYN_DISTRO="$DISTRO" bash -c \
+         'source "$1/scripts/env.sh" && cd "$1" && python -m kin_dyn_ros.dynamics' _ "$REPO" \
+         >"$LOGS/kernels.log" 2>&1; then
+      tail -n 40 "$LOGS/kernels.log" >&2
+      die "python -m kin_dyn_ros.dynamics failed (full log: $LOGS/kernels.log)"
+    fi
   fi
+  KERNELS_PID=
   log "$(grep -v '^[[:space:]]*$' "$LOGS/kernels.log" | tail -n 1)"
 fi
 
