@@ -833,6 +833,9 @@ def _finish(options, out, motion, table, ros, robot, warnings):
     if demo.late_ticks:
         warnings.append(f"{demo.late_ticks} ticks dropped: the publishing timer fell more than "
                         f"{MAX_BURST} ticks behind")
+    busy = busy_warning(ros["cpu"].get("demo", 0.0), options.rate)
+    if busy:
+        warnings.append(busy)
     wall = max(ros["wall"], 1e-9)
     height = series.com[:, 2][np.isfinite(series.com[:, 2])]
     summary = Summary(
@@ -856,6 +859,21 @@ def _finish(options, out, motion, table, ros, robot, warnings):
     np.savez_compressed(out / "series.npz", **{k: v for k, v in asdict(series).items()
                                                if isinstance(v, np.ndarray)})
     return summary
+
+
+DEMO_BUSY_PERCENT = 90.0  # [% of a core] the demo's own process at or above this: it lags
+
+
+def busy_warning(demo_cpu_percent, rate_hz):
+    """The warning when the demo's own process (one Python executor publishing the inputs
+    and recording every output) used at least DEMO_BUSY_PERCENT of a core over the run,
+    else "": the node's outputs then wait in its queue, and the latencies it reports
+    (JointState published -> output taken by the demo) include that wait."""
+    if not demo_cpu_percent >= DEMO_BUSY_PERCENT:
+        return ""
+    return (f"the demo's own process used {demo_cpu_percent:.0f} % of a core (publishing and "
+            f"recording at {rate_hz:g} Hz): the node's outputs waited in its queue, and the "
+            f"latencies above include that wait; --rate {rate_hz / 2:g} halves its load")
 
 
 ZMP_TOLERANCE = 1e-6      # [m] node ~/zmp against the motion's ZMP, ticks in sync

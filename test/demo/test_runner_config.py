@@ -5,7 +5,8 @@ there) but <output>/contacts.yaml, written from the model's feet and soles; a mo
 its root gets no contacts file and no contact mechanics.
 
 Also: an earlier run's files in the output folder are replaced with a one-line notice, and
-the progress line reports the joint states really sent and the outputs received."""
+the progress line reports the joint states really sent and the outputs received, and the
+summary warns when the demo's own process was too busy for its latencies to be the node's."""
 
 from types import SimpleNamespace
 
@@ -13,9 +14,9 @@ import numpy as np
 import pytest
 import yaml
 
-from kin_dyn_ros.demo.runner import (Options, UsageError, _clear_earlier_run, _config_files,
-                                     _motion, _node_parameters, _Progress, node_command,
-                                     prepare_robot)
+from kin_dyn_ros.demo.runner import (DEMO_BUSY_PERCENT, Options, UsageError, _clear_earlier_run,
+                                     _config_files, _motion, _node_parameters, _Progress,
+                                     busy_warning, node_command, prepare_robot)
 from random_tree import random_tree_urdf  # test/support
 
 
@@ -133,3 +134,14 @@ def test_the_progress_line_counts_what_was_sent_and_received(monkeypatch):
     assert "40 dropped" in line and "[  2.0/10.0 s]" in line
     demo.sent, demo.answered, demo.next_tick = 1960, 1900, 2000   # the next 2 s: no drops
     assert "sent  500 joint states/s" in progress.line(start + 4.0)
+
+
+def test_a_saturated_demo_process_is_named_in_a_warning():
+    """At or above DEMO_BUSY_PERCENT of a core the demo's own queue delays what it receives:
+    the warning says so, with its figure, and names the rate that halves the load; below it,
+    or with no figure (NaN), none."""
+    text = busy_warning(96.4, 500.0)
+    assert "96 % of a core" in text and "500 Hz" in text and "--rate 250 " in text
+    assert busy_warning(DEMO_BUSY_PERCENT, 1000.0).endswith("--rate 500 halves its load")
+    assert busy_warning(DEMO_BUSY_PERCENT - 0.1, 500.0) == ""
+    assert busy_warning(float("nan"), 500.0) == ""
