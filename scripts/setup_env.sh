@@ -452,8 +452,9 @@ esac
 # The dynamics core's numba kernels, compiled (or loaded from numba's disk cache, ~1 s)
 # beside the steps above (start_kernels), so that no test, demo or node start pays the cold
 # compile (~1 min). On every run, not only when a stamp changed: numba keys its cache by the
-# kernels' source file and its modification time, which no stamp here sees (a fresh clone, a
-# checkout or an edit of kin_dyn_ros/dynamics/*.py compiles once more). In the cache
+# kernels' source file, its path and its contents (numba 0.68; its modification time in older
+# ones), which no stamp here sees (a clone elsewhere, a checkout or an edit of
+# kin_dyn_ros/dynamics/*.py compiles once more). In the cache
 # directory the tests and the node use (NUMBA_CACHE_DIR when set, else ROS_HOME's or
 # ~/.cache's kin_dyn_ros/numba: kin_dyn_ros/dynamics/compiled.py); KIN_DYN_JIT is ignored
 # here (the cache is filled for the runs that use it). Without numba (or with a NumPy it
