@@ -289,9 +289,10 @@ def test_steady_ticks_publish_what_the_plain_ticks_publish(nodes, monkeypatch):
                       len(kinds)))
         return record
     monkeypatch.setattr(SteadyTick, 'take', counted)
-    k, made = jit_path(), []           # (the balance's holders made: not at each renewal)
-    monkeypatch.setattr(k, 'steady_balancing', lambda parts, _made=k.steady_balancing: (
-        made.append(len(kinds)) or _made(parts)))
+    kernels, made = jit_path(), []     # (the balance's holders made: not at each renewal)
+    monkeypatch.setattr(kernels, 'steady_balancing',
+                        lambda parts, _made=kernels.steady_balancing: (
+                            made.append(len(kinds)) or _made(parts)))
     read_late = None
     for k, (js, odometry, wrenches) in enumerate(stream(steady.loop.model.kd)):
         NOW[0] = 10**9 + k * 1_000_000
